@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install what the build, the tests and the docs need, from Debian's packages.
+# Idempotent: quiet and quick when everything is present. Needs root (or sudo) to install.
+set -euo pipefail
+
+PACKAGES=(
+  g++ make cmake git                       # toolchain
+  libxtensor-dev libxtensor-blas-dev       # arrays (xtensor) and BLAS products (xtensor-blas)
+  libopenblas-dev                          # BLAS + LAPACK
+  libboost-test-dev                        # Boost.Test: the verification programs
+  nlohmann-json3-dev libcli11-dev libfmt-dev
+  python3 python3-numpy python3-torch      # the independent references (goldens, CLI tests)
+  python3-matplotlib doxygen libjs-mathjax # the literate docs
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

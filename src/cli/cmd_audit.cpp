@@ -1,0 +1,124 @@
+// lessons audit: the conformance audit; lessons accept: the review step for generated goldens.
+#include <cstdlib>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "engine/audit.hpp"
+#include "engine/errors.hpp"
+#include "engine/golden_manifest.hpp"
+#include "engine/report.hpp"
+#include "numeric/npy.hpp"
+
+namespace vl::cli {
+
+namespace {
+
+std::filesystem::path resolve_root(const std::string& root) {
+  if (root.empty()) return default_root();
+  if (!std::filesystem::is_directory(root)) throw InputError(fmt::format("--root {}: not a directory", root));
+  return std::filesystem::absolute(root);
+}
+
+struct AuditArgs {
+  std::vector<std::string> select;
+  std::string root, json, junit;
+  bool update = false, verbose = false;
+};
+
+void audit(const AuditArgs& args) {
+  AuditOptions options;
+  options.root = resolve_root(args.root);
+  options.select = args.select;
+  options.update = args.update;
+  // Refuse unwritable report paths before spending time on the audit.
+  for (const auto& path : {args.json, args.junit})
+    if (!path.empty() && !std::filesystem::is_directory(std::filesystem::absolute(path).parent_path()))
+      throw InputError(fmt::format("{}: its folder does not exist", path));
+  const AuditReport report = run_audit(all_lessons(), options);
+  print_report(std::cout, report, args.verbose);
+  if (!args.json.empty()) {
+    write_file_atomically(args.json, report_json(report).dump(2) + "\n");
+    fmt::print("JSON report: {}\n", std::filesystem::absolute(args.json).string());
+  }
+  if (!args.junit.empty()) {
+    write_file_atomically(args.junit, report_junit(report));
+    fmt::print("JUnit report: {}\n", std::filesystem::absolute(args.junit).string());
+  }
+  if (!report.ok()) throw Exit{1};
+}
+
+// Print how an accepted .npy golden differs from the one it replaces.
+void print_npy_diff(const std::filesystem::path& old_file, const std::filesystem::path& new_file) {
+  if (!std::filesystem::exists(old_file)) {
+    fmt::print("  new golden (there was none)\n");
+    return;
+  }
+  const auto a = npy::load_double(old_file), b = npy::load_double(new_file);
+  if (a.shape() != b.shape()) {
+    fmt::print("  shape ({}) -> ({})\n", fmt::join(a.shape(), ", "), fmt::join(b.shape(), ", "));
+    return;
+  }
+  double worst = 0;
+  std::size_t at = 0, changed = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = std::fabs(a.flat(i) - b.flat(i));
+    changed += !(a.flat(i) == b.flat(i));
+    if (d > worst || std::isnan(d)) { worst = d; at = i; }
+  }
+  fmt::print("  {} of {} values changed; max |old − new| = {:.3e} at flat index {} ({} -> {})\n", changed, a.size(), worst, at,
+             a.flat(at), b.flat(at));
+}
+
+void accept(const std::string& listing, bool all, const std::string& root_arg) {
+  if (const char* ci = std::getenv("CI"); ci && std::string(ci) == "true")
+    throw InputError("accept: refused under CI (CI=true): goldens are reviewed by a person, never written by CI");
+  if (listing.empty() == !all) throw InputError("accept: name one LISTING id (e.g. linear-rnn.main) or --all");
+  const auto root = resolve_root(root_arg);
+  GoldenManifest manifest(root);
+  const std::string prefix = all ? "" : fmt::format("{}/{}.", listing.substr(0, listing.find('.')), listing_name(listing));
+  const Provenance p = current_provenance(root);
+  int accepted = 0;
+  for (const auto& f : std::filesystem::recursive_directory_iterator(manifest.dir())) {
+    if (f.path().extension() != ".received") continue;
+    const auto golden = f.path().parent_path() / f.path().stem();
+    const std::string rel = std::filesystem::relative(golden, manifest.dir()).generic_string();
+    if (!all && rel.rfind(prefix, 0) != 0) continue;
+    if (manifest.is_documented(rel))
+      throw InputError(fmt::format("accept: {} is a documented output copied from a lesson; it cannot be replaced by our output", rel));
+    fmt::print("accepting {}\n", rel);
+    if (golden.extension() == ".npy") print_npy_diff(golden, f.path());
+    std::filesystem::rename(f.path(), golden);
+    manifest.record_accepted(rel, fmt::format("lessons accept (reviewed), commit {}, {}, {}", p.commit, p.compiler, p.date));
+    ++accepted;
+  }
+  manifest.save();
+  fmt::print("{} golden(s) accepted; manifest updated: {}\n", accepted, (manifest.dir() / "manifest.json").string());
+  if (accepted == 0) fmt::print("nothing to accept{} (run `lessons audit --update` first)\n", all ? "" : " for " + listing);
+}
+
+}  // namespace
+
+void add_audit_command(CLI::App& app) {
+  auto args = std::make_shared<AuditArgs>();
+  auto* cmd = app.add_subcommand("audit", "Check every claim and documented output of the lessons");
+  cmd->add_option("select", args->select, "Lesson, listing or claim ids to audit (default: all)");
+  cmd->add_option("--root", args->root, "Checkout holding specs/ and reference_outputs/ (default: this repository)");
+  cmd->add_option("--json", args->json, "Write the full results as JSON to this file");
+  cmd->add_option("--junit", args->junit, "Write JUnit XML (one test case per claim and listing) to this file");
+  cmd->add_flag("--update", args->update, "Write <golden>.received beside each generated golden that differs");
+  cmd->add_flag("-v,--verbose", args->verbose, "Show every check, control and line, not only failures");
+  cmd->callback([args] { audit(*args); });
+
+  auto listing = std::make_shared<std::string>();
+  auto all = std::make_shared<bool>(false);
+  auto root = std::make_shared<std::string>();
+  auto* acc = app.add_subcommand("accept", "Accept reviewed .received goldens (never documented outputs)");
+  acc->add_option("listing", *listing, "Listing id, e.g. linear-rnn.main");
+  acc->add_flag("--all", *all, "Accept every .received file");
+  acc->add_option("--root", *root, "Checkout holding reference_outputs/");
+  acc->callback([listing, all, root] { accept(*listing, *all, *root); });
+}
+
+}  // namespace vl::cli

@@ -1,0 +1,344 @@
+#include "engine/audit.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <set>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "engine/errors.hpp"
+#include "engine/golden_manifest.hpp"
+#include "numeric/npy.hpp"
+
+namespace vl {
+
+std::string to_string(Status status) {
+  switch (status) {
+    case Status::passed: return "passed";
+    case Status::failed: return "failed";
+    case Status::vacuous: return "vacuous";
+    case Status::untested: return "untested";
+    case Status::error: return "error";
+  }
+  return "?";
+}
+
+int AuditReport::passed() const {
+  int n = 0;
+  for (const auto& l : lessons) {
+    for (const auto& c : l.claims) n += c.status == Status::passed;
+    for (const auto& li : l.listings) n += li.status == Status::passed;
+  }
+  return n;
+}
+
+int AuditReport::failed() const {
+  int n = int(problems.size());
+  for (const auto& l : lessons) {
+    n += int(l.problems.size());
+    for (const auto& c : l.claims) n += c.status != Status::passed;
+    for (const auto& li : l.listings) n += li.status != Status::passed;
+  }
+  return n;
+}
+
+std::filesystem::path default_root() {
+  if (std::filesystem::is_directory("specs")) return std::filesystem::current_path();
+  return VL_SOURCE_DIR;
+}
+
+namespace {
+
+std::string run_command(const std::string& cmd) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+  if (!pipe) return {};
+  std::array<char, 256> buf{};
+  std::string out;
+  while (fgets(buf.data(), int(buf.size()), pipe.get())) out += buf.data();
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+std::string blas_description() {
+  // OpenBLAS says what it is; another BLAS behind libblas.so does not have this symbol.
+  using ConfigFn = char* (*)();
+  if (auto fn = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) return fmt::format("OpenBLAS {}", fn());
+  return "BLAS (not OpenBLAS)";
+}
+
+std::vector<std::string> read_lines(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+bool selected(const std::vector<std::string>& select, const std::string& lesson, const std::string& id) {
+  if (select.empty()) return true;
+  for (const auto& s : select)
+    if (s == lesson || s == id) return true;
+  return false;
+}
+
+ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& checks) {
+  ClaimResult r;
+  r.claim = claim;
+  if (checks.empty()) {
+    r.status = Status::untested;
+    r.why = "no check verifies this claim";
+    return r;
+  }
+  const double tolerance = claim.tolerance.value_or(0.0);
+  r.status = Status::passed;
+  for (const ClaimCheck* check : checks) {
+    CheckResult c;
+    c.name = check->name;
+    try {
+      c.measured = check->run(tolerance);
+    } catch (const std::exception& e) {
+      c.error = e.what();
+    }
+    if (!c.error.empty()) {
+      r.status = Status::error;
+      r.why = fmt::format("check '{}' threw: {}", c.name, c.error);
+    } else if (!c.measured.passed && r.status == Status::passed) {
+      r.status = Status::failed;
+      r.why = fmt::format("check '{}' failed: {}", c.name, c.measured.detail);
+    }
+    if (check->controls.empty() && r.status == Status::passed) {
+      r.status = Status::vacuous;
+      r.why = fmt::format("check '{}' has no negative control", c.name);
+    }
+    for (const auto& control : check->controls) {
+      ControlResult cr;
+      cr.name = control.name;
+      try {
+        const Measurement m = control.run(tolerance);
+        cr.rejected = !m.passed;
+        cr.value = m.value;
+        cr.detail = m.detail;
+      } catch (const std::exception& e) {
+        cr.rejected = true;  // the broken variant was refused outright
+        cr.detail = fmt::format("rejected by an exception: {}", e.what());
+      }
+      if (!cr.rejected && r.status == Status::passed) {
+        r.status = Status::vacuous;
+        r.why = fmt::format("check '{}' passes the broken variant '{}': it cannot tell", c.name, cr.name);
+      }
+      c.controls.push_back(cr);
+    }
+    r.checks.push_back(c);
+  }
+  return r;
+}
+
+ArrayResult compare_array(const std::filesystem::path& golden_dir, const ArrayGolden& golden,
+                          const xt::xarray<double>& produced, bool update) {
+  ArrayResult r;
+  r.name = golden.name;
+  r.golden = golden.golden;
+  r.tolerance = golden.abs_tolerance;
+  const auto path = golden_dir / golden.golden;
+  xt::xarray<double> expected;
+  try {
+    expected = npy::load_double(path);
+  } catch (const InputError& e) {
+    r.detail = e.what();
+    r.max_abs_error = INFINITY;
+    return r;
+  }
+  if (expected.shape() != produced.shape()) {
+    r.detail = fmt::format("shape ({}) produced, ({}) in the golden", fmt::join(produced.shape(), ", "),
+                           fmt::join(expected.shape(), ", "));
+    r.max_abs_error = INFINITY;
+  } else {
+    double worst = 0;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      const double d = std::fabs(expected.flat(i) - produced.flat(i));
+      worst = std::isnan(d) ? INFINITY : std::max(worst, d);
+    }
+    r.max_abs_error = worst;
+    r.passed = worst <= golden.abs_tolerance;
+    r.detail = fmt::format("max |produced − golden| = {:.2e} (tolerance {:.0e})", worst, golden.abs_tolerance);
+  }
+  if (!r.passed && update) {
+    const auto received = path.string() + ".received";
+    npy::save(received, produced);
+    r.detail += fmt::format("; wrote {} for review (lessons accept)", received);
+  }
+  return r;
+}
+
+ListingResult run_listing(const ListingSpec& spec, const Listing* code, const Spec& lesson_spec,
+                          const std::filesystem::path& golden_dir, bool update) {
+  ListingResult r;
+  r.id = spec.id;
+  r.function = spec.function;
+  if (!code) {
+    r.status = Status::untested;
+    r.why = fmt::format("no C++ listing '{}' is registered", spec.id);
+    return r;
+  }
+  ListingOutput out;
+  try {
+    out = code->run();
+  } catch (const std::exception& e) {
+    r.status = Status::error;
+    r.why = fmt::format("the listing threw: {}", e.what());
+    return r;
+  }
+  r.produced = out.lines;
+  r.status = Status::passed;
+  if (const OutputSpec* doc = lesson_spec.find_output(spec.id)) {
+    const auto golden = golden_dir / doc->golden;
+    if (!std::filesystem::is_regular_file(golden)) {
+      r.status = Status::failed;
+      r.why = fmt::format("documented output {} is missing", golden.string());
+      return r;
+    }
+    const auto documented = read_lines(golden);
+    if (documented != doc->lines) {
+      r.status = Status::failed;
+      r.why = fmt::format("the spec's output block ({}) and the golden {} differ", doc->where.str(), golden.string());
+    }
+    r.lines = compare_output(documented, out.lines, doc->rules);
+    for (const auto& v : r.lines)
+      if (!v.passed && r.status == Status::passed) {
+        r.status = Status::failed;
+        r.why = fmt::format("line {} does not match its documented output", v.line);
+      }
+  }
+  for (const auto& a : spec.arrays) {
+    const auto it = out.arrays.find(a.name);
+    if (it == out.arrays.end()) {
+      r.arrays.push_back({a.name, a.golden, a.abs_tolerance, INFINITY, false, "the listing produced no such array"});
+    } else {
+      r.arrays.push_back(compare_array(golden_dir, a, it->second, update));
+    }
+    if (!r.arrays.back().passed && r.status == Status::passed) {
+      r.status = Status::failed;
+      r.why = fmt::format("array {} does not match its golden {}", a.name, a.golden);
+    }
+  }
+  return r;
+}
+
+LessonResult audit_lesson(const Lesson& lesson, const AuditOptions& options,
+                          const std::vector<std::string>& golden_problems) {
+  LessonResult r;
+  r.id = lesson.id;
+  r.spec_file = options.root / lesson.spec_file;
+  try {
+    r.spec = parse_spec(r.spec_file);
+  } catch (const InputError& e) {
+    r.problems.push_back(fmt::format("spec: {}", e.what()));
+    return r;
+  }
+  const Spec& spec = *r.spec;
+  r.title = spec.title;
+  if (spec.lesson != lesson.id)
+    r.problems.push_back(fmt::format("{}: lesson id '{}' but the code registers '{}'", r.spec_file.string(), spec.lesson, lesson.id));
+
+  // Traceability, both ways.
+  for (const auto& check : lesson.checks)
+    if (!spec.find_claim(check.claim_id))
+      r.problems.push_back(fmt::format("check '{}' names claim '{}', which {} does not state", check.name,
+                                       check.claim_id, r.spec_file.string()));
+  for (const auto& listing : lesson.listings) {
+    const auto it = std::find_if(spec.listings.begin(), spec.listings.end(), [&](auto& l) { return l.id == listing.id; });
+    if (it == spec.listings.end())
+      r.problems.push_back(fmt::format("C++ listing '{}' is not in {}", listing.id, r.spec_file.string()));
+    else if (it->function != listing.function)
+      r.problems.push_back(fmt::format("{}: listing '{}' names function '{}', the code registers '{}'", it->where.str(),
+                                       listing.id, it->function, listing.function));
+  }
+
+  for (const auto& claim : spec.claims) {
+    if (!selected(options.select, lesson.id, claim.id)) continue;
+    std::vector<const ClaimCheck*> checks;
+    for (const auto& c : lesson.checks)
+      if (c.claim_id == claim.id) checks.push_back(&c);
+    r.claims.push_back(run_claim(claim, checks));
+  }
+  for (const auto& ls : spec.listings) {
+    if (!selected(options.select, lesson.id, ls.id)) continue;
+    const auto it = std::find_if(lesson.listings.begin(), lesson.listings.end(), [&](auto& l) { return l.id == ls.id; });
+    r.listings.push_back(run_listing(ls, it == lesson.listings.end() ? nullptr : &*it, spec,
+                                     options.root / "reference_outputs", options.update));
+  }
+  const std::string prefix = (options.root / "reference_outputs" / lesson.id).string() + "/";
+  for (const auto& p : golden_problems)
+    if (p.find(prefix) != std::string::npos) r.problems.push_back(p);
+  return r;
+}
+
+}  // namespace
+
+Provenance current_provenance(const std::filesystem::path& root) {
+  Provenance p;
+  p.commit = run_command(fmt::format("git -C '{}' rev-parse --short=12 HEAD 2>/dev/null", root.string()));
+  if (p.commit.empty()) p.commit = "unknown (not a git checkout)";
+  else if (!run_command(fmt::format("git -C '{}' status --porcelain --untracked-files=no 2>/dev/null", root.string())).empty())
+    p.commit += "+modified";
+  p.compiler = VL_COMPILER;
+  p.build = VL_BUILD_TYPE;
+  p.blas = blas_description();
+  p.date = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+  return p;
+}
+
+AuditReport run_audit(const std::vector<Lesson>& lessons, const AuditOptions& options) {
+  if (!std::filesystem::is_directory(options.root / "specs"))
+    throw InputError(fmt::format("--root {}: no specs/ folder there", options.root.string()));
+  // Every selector must name something.
+  for (const auto& s : options.select) {
+    bool known = false;
+    for (const auto& l : lessons) {
+      known = known || s == l.id;
+      for (const auto& c : l.checks) known = known || s == c.claim_id;
+      for (const auto& li : l.listings) known = known || s == li.id;
+      if (!known && s.rfind(l.id + ".", 0) == 0) {
+        // A claim stated in the spec but without a check is still selectable.
+        try {
+          known = parse_spec(options.root / l.spec_file).find_claim(s) != nullptr;
+        } catch (const InputError&) {
+        }
+      }
+    }
+    if (!known) throw InputError(fmt::format("'{}' is not a lesson, listing or claim id (see: lessons list)", s));
+  }
+
+  AuditReport report;
+  report.root = options.root;
+  report.provenance = current_provenance(options.root);
+  std::vector<std::string> golden_problems;
+  try {
+    golden_problems = GoldenManifest(options.root).verify();
+  } catch (const InputError& e) {
+    report.problems.push_back(e.what());
+  }
+  std::set<std::string> claimed;
+  for (const auto& lesson : lessons) {
+    bool any = options.select.empty();
+    for (const auto& s : options.select) any = any || s == lesson.id || s.rfind(lesson.id + ".", 0) == 0;
+    if (!any) continue;
+    report.lessons.push_back(audit_lesson(lesson, options, golden_problems));
+    for (const auto& p : report.lessons.back().problems) claimed.insert(p);
+  }
+  // Golden problems outside the audited lessons' folders (numpy/, torch/, ...) when auditing all.
+  if (options.select.empty())
+    for (const auto& p : golden_problems)
+      if (!claimed.count(p)) report.problems.push_back(p);
+  return report;
+}
+
+}  // namespace vl

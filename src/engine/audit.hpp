@@ -1,0 +1,111 @@
+#pragma once
+// The audit: every selected lesson's spec against its code and goldens.
+//
+//   spec parses           → claims, listings, documented outputs, rules (file:line errors)
+//   traceability          → every claim has a check, every check names a claim, every check
+//                           has a negative control; spec listings and code listings match
+//   claims                → each check run on our implementation (must pass) and on each of its
+//                           broken variants (must be rejected; one that passes = vacuous check)
+//   listings              → produced lines vs documented lines under the rules; produced arrays
+//                           vs numeric goldens from the independent reference
+//   goldens               → every file under reference_outputs/ matches its manifest sha256
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/comparison_rule.hpp"
+#include "engine/lesson.hpp"
+#include "engine/spec.hpp"
+
+namespace vl {
+
+struct AuditOptions {
+  std::filesystem::path root;          // holds specs/ and reference_outputs/
+  std::vector<std::string> select;     // lesson, listing or claim ids; empty = everything
+  bool update = false;                 // write <golden>.received for generated goldens that differ
+};
+
+struct ControlResult {
+  std::string name;
+  bool rejected = false;
+  double value = 0;
+  std::string detail;
+};
+
+struct CheckResult {
+  std::string name;
+  Measurement measured;
+  std::vector<ControlResult> controls;
+  std::string error;                   // the check threw: the message
+};
+
+enum class Status { passed, failed, vacuous, untested, error };
+std::string to_string(Status status);
+
+struct ClaimResult {
+  Claim claim;
+  Status status = Status::untested;
+  std::vector<CheckResult> checks;
+  std::string why;                     // for a status other than passed
+};
+
+struct ArrayResult {
+  std::string name;
+  std::string golden;                  // relative to reference_outputs/
+  double tolerance = 0;
+  double max_abs_error = 0;
+  bool passed = false;
+  std::string detail;
+};
+
+struct ListingResult {
+  std::string id;
+  std::string function;
+  Status status = Status::untested;
+  std::vector<LineVerdict> lines;
+  std::vector<std::string> produced;
+  std::vector<ArrayResult> arrays;
+  std::string why;
+};
+
+struct LessonResult {
+  std::string id;
+  std::string title;
+  std::filesystem::path spec_file;
+  std::optional<Spec> spec;            // absent when the spec did not parse
+  std::vector<ClaimResult> claims;
+  std::vector<ListingResult> listings;
+  std::vector<std::string> problems;   // spec errors, traceability, goldens: each fails the audit
+};
+
+struct Provenance {
+  std::string commit;
+  std::string compiler;
+  std::string build;
+  std::string blas;
+  std::string date;
+};
+
+struct AuditReport {
+  std::vector<LessonResult> lessons;
+  std::vector<std::string> problems;   // goldens outside any lesson, manifest problems
+  Provenance provenance;
+  std::filesystem::path root;
+
+  int passed() const;                  // claims + listings that passed
+  int failed() const;                  // claims + listings that did not, + problems
+  bool ok() const { return failed() == 0; }
+};
+
+/// Run the audit. Throws vl::InputError only for a bad selection or root; everything the audit
+/// finds wrong is in the report.
+AuditReport run_audit(const std::vector<Lesson>& lessons, const AuditOptions& options);
+
+/// Where specs/ and reference_outputs/ are: --root if given; else the current directory if it
+/// holds specs/; else the source tree the binary was built from.
+std::filesystem::path default_root();
+
+Provenance current_provenance(const std::filesystem::path& root);
+
+}  // namespace vl

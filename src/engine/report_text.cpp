@@ -1,0 +1,73 @@
+// The console report of an audit.
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "engine/report.hpp"
+
+namespace vl {
+
+namespace {
+
+std::string measured(const ClaimResult& c) {
+  if (c.checks.empty()) return "-";
+  const auto& m = c.checks.front().measured;
+  return fmt::format("{:.3g}", m.value);
+}
+
+}  // namespace
+
+void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
+  int claims = 0, with_control = 0, controls = 0, rejected = 0;
+  for (const auto& lesson : report.lessons) {
+    fmt::print(out, "== {}{}{}\n", lesson.id, lesson.title.empty() ? "" : ": ", lesson.title);
+    for (const auto& p : lesson.problems) fmt::print(out, "  PROBLEM {}\n", p);
+    for (const auto& c : lesson.claims) {
+      ++claims;
+      int n_controls = 0, n_rejected = 0;
+      for (const auto& ch : c.checks)
+        for (const auto& ctl : ch.controls) {
+          ++n_controls;
+          n_rejected += ctl.rejected;
+        }
+      with_control += n_controls > 0;
+      controls += n_controls;
+      rejected += n_rejected;
+      const std::string tag = c.status == Status::passed ? "PASS" : c.status == Status::vacuous ? "VACUOUS" : "FAIL";
+      fmt::print(out, "  {:<7} claim {:<40} measured {:>9}  tolerance {:<6} controls rejected {}/{}\n", tag, c.claim.id,
+                 measured(c), c.claim.tolerance_text, n_rejected, n_controls);
+      if (c.status != Status::passed) fmt::print(out, "          {}: {}\n", to_string(c.status), c.why);
+      if (verbose)
+        for (const auto& ch : c.checks) {
+          fmt::print(out, "          check: {}: {}\n", ch.name, ch.measured.detail);
+          for (const auto& ctl : ch.controls)
+            fmt::print(out, "          control {:<45} {}: {}\n", ctl.name, ctl.rejected ? "rejected" : "PASSED (vacuous)", ctl.detail);
+        }
+    }
+    for (const auto& l : lesson.listings) {
+      const std::string tag = l.status == Status::passed ? "PASS" : "FAIL";
+      int ok = 0;
+      for (const auto& v : l.lines) ok += v.passed;
+      fmt::print(out, "  {:<7} listing {:<38} {}/{} documented lines match", tag, l.id, ok, l.lines.size());
+      for (const auto& a : l.arrays) fmt::print(out, "; {} vs golden {:.1e}", a.name, a.max_abs_error);
+      fmt::print(out, "\n");
+      if (l.status != Status::passed) fmt::print(out, "          {}: {}\n", to_string(l.status), l.why);
+      for (const auto& v : l.lines) {
+        if (v.passed && !verbose) continue;
+        fmt::print(out, "          line {} [{}] {}\n", v.line, v.rule, v.passed ? "ok" : "MISMATCH: " + v.detail);
+        if (!v.passed) {
+          fmt::print(out, "            documented: {}\n", v.documented);
+          fmt::print(out, "            produced:   {}\n", v.produced);
+        }
+      }
+      for (const auto& a : l.arrays)
+        if (!a.passed || verbose) fmt::print(out, "          array {} ({}): {}\n", a.name, a.golden, a.detail);
+    }
+  }
+  for (const auto& p : report.problems) fmt::print(out, "PROBLEM {}\n", p);
+  fmt::print(out, "-- claims: {}, with a negative control: {}, controls rejected: {}/{}\n", claims, with_control, rejected, controls);
+  fmt::print(out, "-- provenance: commit {}, {}, {} build, {}, {}\n", report.provenance.commit, report.provenance.compiler,
+             report.provenance.build, report.provenance.blas, report.provenance.date);
+  fmt::print(out, "{} passed, {} failed\n", report.passed(), report.failed());
+}
+
+}  // namespace vl

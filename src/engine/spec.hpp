@@ -1,0 +1,92 @@
+#pragma once
+// A lesson's spec: specs/<lesson>.md, parsed into claims, listings and documented outputs.
+//
+// The spec is Markdown that reads on its own. Between the prose it holds fenced blocks whose
+// info string names their kind (format described in specs/README.md):
+//
+//   ```claim            id, kind, tolerance, source, statement   (one claim of the lesson)
+//   ```listing          id, function, parameters, source, arrays (one listing and its C++ twin)
+//   ```output <id>      the listing's documented output, verbatim
+//   ```rules <id>       comparison rules of the lines/numbers of that output that are not exact
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/comparison_rule.hpp"
+
+namespace vl {
+
+/// Where something was written: file and 1-based line, for messages.
+struct SpecLocation {
+  std::filesystem::path file;
+  int line = 0;
+  std::string str() const;
+};
+
+enum class ClaimKind { identity, invariant, bound, statistical, complexity };
+std::string to_string(ClaimKind kind);
+
+/// One claim of a lesson. `tolerance` is the number the check compares its measured value with
+/// (an absolute error, a bound, ...); "0" means bit-identical and "none" a pass/fail property.
+struct Claim {
+  std::string id;
+  ClaimKind kind = ClaimKind::invariant;
+  std::optional<double> tolerance;
+  std::string tolerance_text;
+  std::string statement;
+  std::string source;
+  SpecLocation where;
+};
+
+/// An array a listing produces that is compared with a numeric golden (.npy) made by an
+/// independent reference (verify/reference/): name, golden file (relative to
+/// reference_outputs/) and the absolute tolerance of the comparison.
+struct ArrayGolden {
+  std::string name;
+  std::string golden;
+  double abs_tolerance = 0;
+};
+
+struct ListingSpec {
+  std::string id;
+  std::string function;
+  std::string parameters;
+  std::string source;
+  std::vector<ArrayGolden> arrays;
+  SpecLocation where;
+};
+
+/// The documented output of a listing and the rules for its lines.
+struct OutputSpec {
+  std::string listing;
+  std::vector<std::string> lines;
+  std::vector<LineRule> rules;
+  SpecLocation where;
+  /// reference_outputs/<lesson>/<listing name>.txt: the same text, verbatim, with provenance.
+  std::string golden;
+};
+
+struct Spec {
+  std::filesystem::path file;
+  std::string lesson;
+  std::string title;
+  std::vector<std::string> sources;
+  std::vector<Claim> claims;
+  std::vector<ListingSpec> listings;
+  std::vector<OutputSpec> outputs;
+  std::string markdown;  // the whole text, for the docs generator
+
+  const Claim* find_claim(const std::string& id) const;
+  const OutputSpec* find_output(const std::string& listing) const;
+};
+
+/// Parse a spec. Throws vl::InputError "file:line: what is wrong" on a malformed spec:
+/// bad front matter, unterminated block, unknown block kind or field, missing or duplicate id,
+/// unknown claim kind or rule, an output or rules block for an unknown listing.
+Spec parse_spec(const std::filesystem::path& file);
+
+/// The short name of a listing id: "linear-rnn.main" → "main".
+std::string listing_name(const std::string& listing_id);
+
+}  // namespace vl

@@ -1,0 +1,258 @@
+// Lesson linear-rnn: causal linear attention is an RNN (spec: specs/linear_rnn.md).
+//
+// The listing is the C++ twin of seed notebook 000: the same inputs from default_rng(0), the
+// three forms, the nine printed lines. The checks verify the lesson's claims over sweeps of
+// shapes and chunk sizes, each against broken variants it must reject.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "kernels/feature_map.hpp"
+#include "kernels/linear_attention.hpp"
+#include "lessons/linear_rnn.hpp"
+#include "numeric/numpy_compare.hpp"
+#include "numeric/numpy_format.hpp"
+#include "numeric/numpy_random.hpp"
+
+namespace vl::lessons::linear_rnn {
+
+using Matrix = xt::xtensor<double, 2>;
+
+Forms reference_forms() {
+  return {
+      [](const Matrix& pq, const Matrix& pk, const Matrix& v) { return linear_attention_parallel<double>(pq, pk, v); },
+      [](const Matrix& pq, const Matrix& pk, const Matrix& v) { return linear_attention_recurrent<double>(pq, pk, v); },
+      [](const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t b) {
+        return linear_attention_chunked<double>(pq, pk, v, b);
+      },
+      [](const Matrix& x) { return elu_plus_one<double, 2>(x); },
+  };
+}
+
+Inputs draw_inputs(std::size_t n, std::size_t d_k, std::size_t d_v, std::uint64_t seed, const Forms& forms) {
+  numpy::Generator rng(seed);
+  Inputs in;
+  in.q = rng.standard_normal(n, d_k);
+  in.k = rng.standard_normal(n, d_k);
+  in.v = rng.standard_normal(n, d_v);
+  in.pq = forms.phi(in.q);
+  in.pk = forms.phi(in.k);
+  return in;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The listing (seed notebook 000, all four cells): n = 6, d_k = 4, d_v = 5, B = 4, seed 0.
+
+ListingOutput listing_main() {
+  const std::size_t n = 6, d_k = 4, d_v = 5, B = 4;
+  const Forms forms = reference_forms();
+  const Inputs in = draw_inputs(n, d_k, d_v, 0, forms);
+  ListingOutput out;
+  auto& print = out.lines;
+  print.push_back(fmt::format("Q, K: {}  V: {}", numpy::format_shape({n, d_k}), numpy::format_shape({n, d_v})));
+
+  const Matrix o_par = forms.parallel(in.pq, in.pk, in.v);
+  print.push_back(fmt::format("matrice di attenzione: {} -> cresce come n^2", numpy::format_shape({n, n})));
+  print.push_back(fmt::format("output O_par: {}", numpy::format_shape({o_par.shape(0), o_par.shape(1)})));
+
+  const Matrix o_rec = forms.recurrent(in.pq, in.pk, in.v);
+  LinearAttentionState<double> state(d_k, d_v);
+  print.push_back(fmt::format("stato S: {} -> fisso, indipendente da n",
+                              numpy::format_shape({state.S().shape(0), state.S().shape(1)})));
+
+  const double gap = numpy::max_abs_diff(o_par, o_rec);
+  print.push_back(fmt::format("max |differenza| < 1e-12: {}", numpy::python_bool(gap < 1e-12)));
+  print.push_back(fmt::format("le due forme coincidono: {}", numpy::python_bool(numpy::allclose(o_par, o_rec))));
+
+  const Matrix o_blk = forms.chunked(in.pq, in.pk, in.v, B);
+  print.push_back(fmt::format("a blocchi == ricorrente: {}", numpy::python_bool(numpy::allclose(o_blk, o_rec))));
+  print.push_back(fmt::format("a blocchi == parallela: {}", numpy::python_bool(numpy::allclose(o_blk, o_par))));
+  print.push_back(fmt::format("scarto massimo < 1e-12: {}", numpy::python_bool(numpy::max_abs_diff(o_blk, o_rec) < 1e-12)));
+
+  out.arrays["Q"] = in.q;
+  out.arrays["O_par"] = o_par;
+  out.arrays["O_rec"] = o_rec;
+  out.arrays["O_blk"] = o_blk;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The claims' predicates. Each takes the implementation it judges.
+
+namespace {
+
+// The shapes and chunk sizes every sweep covers: n from 1 up, d_k ≠ d_v, and for each n the
+// chunk sizes 1, a divisor of n, a non-divisor, n itself and more than n.
+struct Case {
+  std::size_t n, d_k, d_v;
+};
+const std::vector<Case> kCases = {{1, 4, 5}, {2, 3, 7}, {3, 1, 1}, {5, 8, 2}, {6, 4, 5},
+                                  {7, 2, 3}, {12, 6, 4}, {17, 5, 9}, {64, 16, 8}};
+std::vector<std::size_t> chunk_sizes(std::size_t n) {
+  std::vector<std::size_t> b = {1, 2, 3, 4, 5, n, n + 3};
+  for (std::size_t d = 2; d < n; ++d)
+    if (n % d == 0) b.push_back(d);
+  std::sort(b.begin(), b.end());
+  b.erase(std::unique(b.begin(), b.end()), b.end());
+  return b;
+}
+
+double max_abs_or_inf(const Matrix& a, const Matrix& b) {
+  if (a.shape() != b.shape()) return std::numeric_limits<double>::infinity();
+  const double d = numpy::max_abs_diff(a, b);
+  return std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
+}
+
+}  // namespace
+
+Measurement forms_agree(const Forms& forms, double tolerance) {
+  double worst = 0;
+  std::string where = "all agree";
+  std::size_t compared = 0;
+  for (const Case& c : kCases) {
+    const Inputs in = draw_inputs(c.n, c.d_k, c.d_v, 1000 + c.n, forms);
+    const Matrix rec = forms.recurrent(in.pq, in.pk, in.v);
+    const double par = max_abs_or_inf(forms.parallel(in.pq, in.pk, in.v), rec);
+    if (par > worst) { worst = par; where = fmt::format("parallel vs recurrent, n={} d_k={} d_v={}", c.n, c.d_k, c.d_v); }
+    for (std::size_t b : chunk_sizes(c.n)) {
+      const double blk = max_abs_or_inf(forms.chunked(in.pq, in.pk, in.v, b), rec);
+      if (blk > worst) { worst = blk; where = fmt::format("chunked vs recurrent, n={} d_k={} d_v={} B={}", c.n, c.d_k, c.d_v, b); }
+      ++compared;
+    }
+  }
+  return {worst, worst <= tolerance,
+          fmt::format("max |difference| {:.2e} over {} shapes and {} chunk sizes; worst: {}", worst, kCases.size(), compared, where)};
+}
+
+Measurement state_size_fixed(const StateSizeAfter& state_size_after, double tolerance) {
+  const std::size_t d_k = 4, d_v = 5;
+  std::size_t smallest = std::numeric_limits<std::size_t>::max(), largest = 0;
+  std::vector<std::string> seen;
+  for (std::size_t n : {1, 16, 256, 4096}) {
+    const std::size_t size = state_size_after(n, d_k, d_v);
+    smallest = std::min(smallest, size);
+    largest = std::max(largest, size);
+    seen.push_back(fmt::format("n={}: {}", n, size));
+  }
+  const double growth = double(largest - smallest);
+  const bool expected = largest == d_v * d_k + d_k;
+  return {growth, growth <= tolerance && expected,
+          fmt::format("state elements after n tokens (d_k={}, d_v={}; d_v·d_k + d_k = {}): {}", d_k, d_v,
+                      d_v * d_k + d_k, fmt::join(seen, ", "))};
+}
+
+Measurement phi_positive(const Forms& forms, double) {
+  // A grid over the range where eˣ is a normal float64, plus the lesson's kind of inputs.
+  Matrix x = xt::zeros<double>({1, 2801});
+  for (std::size_t i = 0; i < x.shape(1); ++i) x(0, i) = -700.0 + 0.5 * double(i);
+  const Matrix phi = forms.phi(x);
+  double smallest = std::numeric_limits<double>::infinity();
+  double at = 0;
+  for (std::size_t i = 0; i < phi.shape(1); ++i)
+    if (!(phi(0, i) >= smallest)) { smallest = phi(0, i); at = x(0, i); }
+  const Inputs in = draw_inputs(64, 16, 8, 7, forms);
+  for (double p : in.pq) smallest = std::min(smallest, p);
+  for (double p : in.pk) smallest = std::min(smallest, p);
+  return {smallest, smallest > 0,
+          fmt::format("min φ(x) = {:.3e} (at x = {}) over x in [-700, 700] and 2048 normal draws", smallest, at)};
+}
+
+Measurement convex_combination(const Forms& forms, double tolerance) {
+  // o_t must lie in [min_{j≤t} v_j, max_{j≤t} v_j] column by column, up to tolerance·max|v|.
+  double worst = 0;
+  std::string where = "inside";
+  for (const Case& c : kCases) {
+    const Inputs in = draw_inputs(c.n, c.d_k, c.d_v, 2000 + c.n, forms);
+    const double scale = xt::amax(xt::abs(in.v))();
+    const std::vector<std::pair<const char*, Matrix>> outputs = {
+        {"parallel", forms.parallel(in.pq, in.pk, in.v)},
+        {"recurrent", forms.recurrent(in.pq, in.pk, in.v)},
+        {"chunked B=3", forms.chunked(in.pq, in.pk, in.v, 3)}};
+    for (const auto& [form, o] : outputs) {
+      for (std::size_t col = 0; col < c.d_v; ++col) {
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        for (std::size_t t = 0; t < c.n; ++t) {
+          lo = std::min(lo, in.v(t, col));
+          hi = std::max(hi, in.v(t, col));
+          const double out = o(t, col);
+          const double excess = std::isnan(out) ? std::numeric_limits<double>::infinity()
+                                                : std::max({0.0, lo - out, out - hi}) / scale;
+          if (excess > worst) { worst = excess; where = fmt::format("{} form, n={}, t={}, column {}", form, c.n, t, col); }
+        }
+      }
+    }
+  }
+  return {worst, worst <= tolerance,
+          fmt::format("largest excursion outside the running min/max of the values, relative to max|v|: {:.2e} ({})", worst, where)};
+}
+
+Measurement causal(const Forms& forms, double tolerance) {
+  // Replace the tokens after t by fresh draws: rows ≤ t must not move (tolerance 0: not a bit),
+  // and some row after t must move (else the perturbation proved nothing).
+  double worst = 0;
+  bool later_moved = true;
+  std::string where = "prefixes unchanged";
+  for (const Case& c : kCases) {
+    if (c.n < 2) continue;
+    const Inputs a = draw_inputs(c.n, c.d_k, c.d_v, 3000 + c.n, forms);
+    const Inputs fresh = draw_inputs(c.n, c.d_k, c.d_v, 4000 + c.n, forms);
+    for (std::size_t t : {std::size_t(0), (c.n - 1) / 2, c.n - 2}) {  // t < n − 1: some token comes after t
+      Inputs b = a;
+      auto later = xt::range(t + 1, c.n);
+      xt::view(b.pq, later, xt::all()) = xt::view(fresh.pq, later, xt::all());
+      xt::view(b.pk, later, xt::all()) = xt::view(fresh.pk, later, xt::all());
+      xt::view(b.v, later, xt::all()) = xt::view(fresh.v, later, xt::all());
+      const std::vector<std::pair<std::string, std::pair<Matrix, Matrix>>> runs = {
+          {"parallel", {forms.parallel(a.pq, a.pk, a.v), forms.parallel(b.pq, b.pk, b.v)}},
+          {"recurrent", {forms.recurrent(a.pq, a.pk, a.v), forms.recurrent(b.pq, b.pk, b.v)}},
+          {"chunked B=4", {forms.chunked(a.pq, a.pk, a.v, 4), forms.chunked(b.pq, b.pk, b.v, 4)}}};
+      for (const auto& [form, outs] : runs) {
+        const Matrix prefix_a = xt::view(outs.first, xt::range(0, t + 1), xt::all());
+        const Matrix prefix_b = xt::view(outs.second, xt::range(0, t + 1), xt::all());
+        const double moved = max_abs_or_inf(prefix_a, prefix_b);
+        if (moved > worst) { worst = moved; where = fmt::format("{} form, n={}, tokens after t={} changed", form, c.n, t); }
+        const Matrix after_a = xt::view(outs.first, later, xt::all());
+        const Matrix after_b = xt::view(outs.second, later, xt::all());
+        if (max_abs_or_inf(after_a, after_b) == 0) { later_moved = false; where = fmt::format("{} form, n={}, t={}: outputs after t unchanged", form, c.n, t); }
+      }
+    }
+  }
+  return {worst, worst <= tolerance && later_moved,
+          fmt::format("largest change of an output at or before t when tokens after t change: {:.2e} ({}){}", worst, where,
+                      later_moved ? "; outputs after t did change" : "; BUT some output after t did not change")};
+}
+
+std::uint64_t count_multiply_adds(const std::function<void()>& work) {
+  multiply_adds() = 0;
+  work();
+  return multiply_adds();
+}
+
+Measurement chunked_cost_linear(const Forms& forms, double tolerance) {
+  // Count the multiply-adds of each form at n = 256 … 4096 (d_k = d_v = 16, B = 32) and fit the
+  // growth exponent between successive doublings: 1 for linear work, 2 for quadratic.
+  const std::size_t d = 16, B = 32;
+  double worst_slope = 0, parallel_slope = 0;
+  std::vector<std::string> rows;
+  std::uint64_t prev_chunked = 0, prev_parallel = 0;
+  for (std::size_t n = 256; n <= 4096; n *= 2) {
+    const Inputs in = draw_inputs(n, d, d, 5000 + n, forms);
+    const auto chunked = count_multiply_adds([&] { forms.chunked(in.pq, in.pk, in.v, B); });
+    const auto parallel = count_multiply_adds([&] { forms.parallel(in.pq, in.pk, in.v); });
+    rows.push_back(fmt::format("n={}: chunked {} (n·B·d + n·d² = {}), parallel {} (n²·d = {})", n, chunked,
+                               n * B * d + n * d * d, parallel, n * n * d));
+    if (prev_chunked) {
+      worst_slope = std::max(worst_slope, std::log2(double(chunked) / double(prev_chunked)));
+      parallel_slope = std::log2(double(parallel) / double(prev_parallel));
+    }
+    prev_chunked = chunked;
+    prev_parallel = parallel;
+  }
+  return {worst_slope, worst_slope <= 1.0 + tolerance,
+          fmt::format("growth exponent of the chunked form's multiply-adds {:.3f} (parallel form: {:.3f}); {}", worst_slope,
+                      parallel_slope, fmt::join(rows, "; "))};
+}
+
+}  // namespace vl::lessons::linear_rnn

@@ -1,0 +1,87 @@
+#pragma once
+// Shared by the lesson verification programs: one Boost.Test case per claim check, labelled
+// with its claim id (run one with --run_test=@<claim-id>), which asserts the check passes on our
+// implementation and that every negative control is rejected; one case per listing comparing
+// its output with the documented output under the spec's rules; and the traceability case.
+#include <boost/test/unit_test.hpp>
+
+#include <fmt/format.h>
+
+#include "engine/audit.hpp"
+#include "engine/lesson.hpp"
+#include "engine/spec.hpp"
+
+namespace vl::verify {
+
+inline const Spec& spec_of(const Lesson& lesson) {
+  static std::map<std::string, Spec> cache;
+  auto it = cache.find(lesson.id);
+  if (it == cache.end()) it = cache.emplace(lesson.id, parse_spec(std::filesystem::path(VL_SOURCE_DIR) / lesson.spec_file)).first;
+  return it->second;
+}
+
+inline void check_claim(const Lesson& lesson, const ClaimCheck& check) {
+  const Claim* claim = spec_of(lesson).find_claim(check.claim_id);
+  BOOST_REQUIRE_MESSAGE(claim, "check '" << check.name << "' names claim '" << check.claim_id << "', not in the spec");
+  const double tolerance = claim->tolerance.value_or(0.0);
+  const Measurement m = check.run(tolerance);
+  BOOST_TEST_MESSAGE(check.claim_id << ": " << m.detail);
+  BOOST_TEST(m.passed, check.claim_id << " (tolerance " << claim->tolerance_text << "): " << m.detail);
+  BOOST_TEST(!check.controls.empty(), check.claim_id << " has no negative control");
+  for (const auto& control : check.controls) {
+    const Measurement broken = control.run(tolerance);
+    BOOST_TEST(!broken.passed, "negative control '" << control.name << "' passed " << check.claim_id
+                                                     << ": the check cannot tell (" << broken.detail << ")");
+  }
+}
+
+inline void check_traceability(const Lesson& lesson) {
+  const Spec& spec = spec_of(lesson);
+  for (const auto& claim : spec.claims) {
+    int checks = 0;
+    for (const auto& c : lesson.checks) checks += c.claim_id == claim.id;
+    BOOST_TEST(checks > 0, "claim '" << claim.id << "' (" << claim.where.str() << ") has no check");
+  }
+  for (const auto& c : lesson.checks)
+    BOOST_TEST(spec.find_claim(c.claim_id) != nullptr, "check '" << c.name << "' names no claim of the spec: '" << c.claim_id << "'");
+  for (const auto& l : spec.listings) {
+    bool found = false;
+    for (const auto& code : lesson.listings) found = found || (code.id == l.id && code.function == l.function);
+    BOOST_TEST(found, "spec listing '" << l.id << "' [" << l.function << "] has no C++ twin");
+  }
+}
+
+inline void check_listing(const Lesson& lesson, const std::string& listing_id) {
+  AuditOptions options;
+  options.root = VL_SOURCE_DIR;
+  options.select = {listing_id};
+  const AuditReport report = run_audit({lesson}, options);
+  BOOST_REQUIRE_EQUAL(report.lessons.size(), 1u);
+  for (const auto& p : report.lessons[0].problems) BOOST_TEST(false, p);
+  for (const auto& l : report.lessons[0].listings) {
+    BOOST_TEST((l.status == Status::passed), l.id << ": " << l.why);
+    for (const auto& v : l.lines)
+      BOOST_TEST(v.passed, "line " << v.line << " [" << v.rule << "] " << v.detail << "\n  documented: " << v.documented
+                                   << "\n  produced:   " << v.produced);
+    for (const auto& a : l.arrays) BOOST_TEST(a.passed, a.name << ": " << a.detail);
+  }
+}
+
+/// Register the cases of one lesson in the master suite.
+inline void register_lesson(const Lesson& lesson) {
+  namespace utf = boost::unit_test;
+  auto* suite = BOOST_TEST_SUITE(lesson.id);
+  for (const auto& check : lesson.checks) {
+    auto* tc = utf::make_test_case([lesson, check] { check_claim(lesson, check); }, check.claim_id, __FILE__, __LINE__);
+    tc->add_label(check.claim_id);
+    suite->add(tc);
+  }
+  for (const auto& listing : lesson.listings) {
+    const std::string id = listing.id;
+    suite->add(utf::make_test_case([lesson, id] { check_listing(lesson, id); }, "listing " + id, __FILE__, __LINE__));
+  }
+  suite->add(utf::make_test_case([lesson] { check_traceability(lesson); }, "traceability", __FILE__, __LINE__));
+  utf::framework::master_test_suite().add(suite);
+}
+
+}  // namespace vl::verify
