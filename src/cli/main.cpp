@@ -24,7 +24,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help prints and exits 0; a bad command line prints CLI11's message and exits 2, like
+    // every other input error.
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const vl::cli::Exit& e) {
     return e.code;
   } catch (const vl::InputError& e) {

@@ -1,0 +1,123 @@
+// The audit catches what would let a wrong suite pass: a claim whose check was deleted, a
+// vacuous check (its broken variant passes), a check naming no claim, a check without negative
+// control, a listing whose spec and code disagree. Each case breaks the real linear-rnn
+// registration in one place and expects the audit to fail naming the cause.
+#define BOOST_TEST_MODULE audit engine
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+
+#include "engine/audit.hpp"
+#include "engine/errors.hpp"
+#include "lessons/linear_rnn.hpp"
+
+namespace {
+
+vl::AuditReport audit(const vl::Lesson& lesson, std::vector<std::string> select = {}) {
+  vl::AuditOptions options;
+  options.root = VL_SOURCE_DIR;
+  options.select = std::move(select);
+  return vl::run_audit({lesson}, options);
+}
+
+const vl::ClaimResult& claim(const vl::AuditReport& report, const std::string& id) {
+  for (const auto& c : report.lessons.at(0).claims)
+    if (c.claim.id == id) return c;
+  throw std::runtime_error("claim not in report: " + id);
+}
+
+bool mentions(const std::vector<std::string>& problems, const std::string& words) {
+  return std::any_of(problems.begin(), problems.end(), [&](auto& p) { return p.find(words) != std::string::npos; });
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_real_registration_passes) {
+  const auto report = audit(vl::lessons::linear_rnn::lesson(), {"linear-rnn.causal", "linear-rnn.main"});
+  BOOST_TEST(report.ok());
+  BOOST_TEST(report.passed() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(a_deleted_check_leaves_its_claim_untested) {
+  vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
+  std::erase_if(lesson.checks, [](auto& c) { return c.claim_id == "linear-rnn.causal"; });
+  const auto report = audit(lesson, {"linear-rnn.causal"});
+  BOOST_TEST(!report.ok());
+  const auto& c = claim(report, "linear-rnn.causal");
+  BOOST_TEST((c.status == vl::Status::untested));
+  BOOST_TEST(c.why == "no check verifies this claim");
+}
+
+BOOST_AUTO_TEST_CASE(a_control_that_passes_makes_the_claim_vacuous) {
+  vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
+  for (auto& c : lesson.checks)
+    if (c.claim_id == "linear-rnn.causal") c.controls[0].run = c.run;  // the "broken" variant is the real one
+  const auto report = audit(lesson, {"linear-rnn.causal"});
+  BOOST_TEST(!report.ok());
+  const auto& c = claim(report, "linear-rnn.causal");
+  BOOST_TEST((c.status == vl::Status::vacuous));
+  BOOST_TEST(c.why.find("passes the broken variant 'mask lets one future token through'") != std::string::npos, c.why);
+}
+
+BOOST_AUTO_TEST_CASE(a_check_without_control_is_vacuous) {
+  vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
+  for (auto& c : lesson.checks)
+    if (c.claim_id == "linear-rnn.state-size") c.controls.clear();
+  const auto& c = claim(audit(lesson, {"linear-rnn.state-size"}), "linear-rnn.state-size");
+  BOOST_TEST((c.status == vl::Status::vacuous));
+  BOOST_TEST(c.why.find("no negative control") != std::string::npos, c.why);
+}
+
+BOOST_AUTO_TEST_CASE(a_check_naming_no_claim_is_a_problem) {
+  vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
+  vl::ClaimCheck stray = lesson.checks.front();
+  stray.claim_id = "linear-rnn.not-in-the-spec";
+  lesson.checks.push_back(stray);
+  const auto report = audit(lesson, {"linear-rnn.state-size"});
+  BOOST_TEST(!report.ok());
+  BOOST_TEST(mentions(report.lessons[0].problems, "names claim 'linear-rnn.not-in-the-spec'"));
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_check_fails_its_claim) {
+  vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
+  for (auto& c : lesson.checks)
+    if (c.claim_id == "linear-rnn.forms-agree") c.run = c.controls[0].run;  // our code replaced by a broken one
+  const auto& c = claim(audit(lesson, {"linear-rnn.forms-agree"}), "linear-rnn.forms-agree");
+  BOOST_TEST((c.status == vl::Status::failed));
+}
+
+BOOST_AUTO_TEST_CASE(a_throwing_check_is_an_error_not_a_crash) {
+  vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
+  for (auto& c : lesson.checks)
+    if (c.claim_id == "linear-rnn.state-size") c.run = [](double) -> vl::Measurement { throw std::runtime_error("boom"); };
+  const auto& c = claim(audit(lesson, {"linear-rnn.state-size"}), "linear-rnn.state-size");
+  BOOST_TEST((c.status == vl::Status::error));
+  BOOST_TEST(c.why.find("boom") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(listing_function_must_match_the_spec) {
+  vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
+  lesson.listings[0].function = "vl::somewhere_else";
+  const auto report = audit(lesson, {"linear-rnn.main"});
+  BOOST_TEST(!report.ok());
+  BOOST_TEST(mentions(report.lessons[0].problems, "names function 'vl::lessons::linear_rnn::listing_main'"));
+}
+
+BOOST_AUTO_TEST_CASE(a_listing_printing_a_wrong_digit_fails) {
+  vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
+  auto real = lesson.listings[0].run;
+  lesson.listings[0].run = [real] {
+    auto out = real();
+    out.lines[2] = "output O_par: (6, 6)";
+    return out;
+  };
+  const auto report = audit(lesson, {"linear-rnn.main"});
+  const auto& l = report.lessons.at(0).listings.at(0);
+  BOOST_TEST((l.status == vl::Status::failed));
+  BOOST_TEST(!l.lines.at(2).passed);
+  BOOST_TEST(l.lines.at(2).documented == "output O_par: (6, 5)");
+}
+
+BOOST_AUTO_TEST_CASE(unknown_selection_is_refused) {
+  BOOST_CHECK_THROW(audit(vl::lessons::linear_rnn::lesson(), {"linear-rnn.nope"}), vl::InputError);
+}
