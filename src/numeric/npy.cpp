@@ -1,0 +1,424 @@
+// .npy reading and writing; the format is described in npy.hpp.
+#include "numeric/npy.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <optional>
+
+#include <fmt/core.h>
+
+#include "engine/errors.hpp"
+#include "numeric/float16.hpp"
+
+namespace vl::npy {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr std::size_t kMagicLen = 6;
+constexpr std::size_t kAlign = 64;            // numpy.lib.format.ARRAY_ALIGN
+constexpr std::size_t kGrowthAxisDigits = 21;  // numpy.lib.format.GROWTH_AXIS_MAX_DIGITS
+
+[[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
+  throw InputError(fmt::format("{}: {}", path.string(), what));
+}
+
+std::string shape_repr(const std::vector<std::size_t>& shape) {
+  // Python's repr of a tuple of ints: (), (5,), (2, 3)
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+// ---------------------------------------------------------------------------------------
+// The header: a Python dict literal with the keys 'descr', 'fortran_order' and 'shape'.
+
+struct Header {
+  std::string descr;
+  bool fortran_order = false;
+  std::vector<std::size_t> shape;
+};
+
+// A tiny recursive-descent reader of the subset of Python literals NumPy writes.
+class HeaderParser {
+ public:
+  HeaderParser(const std::filesystem::path& path, std::string text)
+      : path_(path), text_(std::move(text)) {}
+
+  Header parse() {
+    Header h;
+    bool have_descr = false, have_order = false, have_shape = false;
+    expect('{');
+    while (true) {
+      skip_ws();
+      if (peek() == '}') {
+        ++pos_;
+        break;
+      }
+      const std::string key = parse_string();
+      expect(':');
+      skip_ws();
+      if (key == "descr") {
+        if (peek() == '[') {
+          fail(path_, "unsupported dtype: structured (a list of fields in 'descr'); supported: "
+                      "f2/f4/f8, b1, i1..i8, u1..u8");
+        }
+        h.descr = parse_string();
+        have_descr = true;
+      } else if (key == "fortran_order") {
+        h.fortran_order = parse_bool();
+        have_order = true;
+      } else if (key == "shape") {
+        h.shape = parse_shape();
+        have_shape = true;
+      } else {
+        bad(fmt::format("unexpected key '{}'", key));
+      }
+      skip_ws();
+      if (peek() == ',') {
+        ++pos_;
+      } else if (peek() != '}') {
+        bad("expected ',' or '}' after a value");
+      }
+    }
+    skip_ws();
+    if (pos_ != text_.size()) bad("unexpected text after the closing '}'");
+    if (!have_descr || !have_order || !have_shape) {
+      bad("the header must hold the keys 'descr', 'fortran_order' and 'shape'");
+    }
+    return h;
+  }
+
+ private:
+  [[noreturn]] void bad(const std::string& what) const {
+    const std::size_t end = text_.find_last_not_of(" \n");
+    fail(path_, fmt::format("malformed header ({}): {}", what, text_.substr(0, end == std::string::npos ? 0 : end + 1)));
+  }
+  char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+  void skip_ws() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\t')) ++pos_;
+  }
+  void expect(char c) {
+    skip_ws();
+    if (peek() != c) bad(fmt::format("expected '{}'", c));
+    ++pos_;
+  }
+  std::string parse_string() {
+    skip_ws();
+    const char quote = peek();
+    if (quote != '\'' && quote != '"') bad("expected a quoted string");
+    const std::size_t end = text_.find(quote, pos_ + 1);
+    if (end == std::string::npos) bad("unterminated string");
+    std::string s = text_.substr(pos_ + 1, end - pos_ - 1);
+    pos_ = end + 1;
+    return s;
+  }
+  bool parse_bool() {
+    if (text_.compare(pos_, 4, "True") == 0) {
+      pos_ += 4;
+      return true;
+    }
+    if (text_.compare(pos_, 5, "False") == 0) {
+      pos_ += 5;
+      return false;
+    }
+    bad("'fortran_order' must be True or False");
+  }
+  std::vector<std::size_t> parse_shape() {
+    std::vector<std::size_t> shape;
+    expect('(');
+    while (true) {
+      skip_ws();
+      if (peek() == ')') {
+        ++pos_;
+        return shape;
+      }
+      if (peek() < '0' || peek() > '9') bad("'shape' must be a tuple of non-negative integers");
+      std::size_t n = 0;
+      while (peek() >= '0' && peek() <= '9') {
+        const std::size_t digit = static_cast<std::size_t>(peek() - '0');
+        if (n > (std::numeric_limits<std::size_t>::max() - digit) / 10) bad("a dimension is too large");
+        n = n * 10 + digit;
+        ++pos_;
+      }
+      if (peek() == 'L') ++pos_;  // Python 2 longs
+      shape.push_back(n);
+      skip_ws();
+      if (peek() == ',') {
+        ++pos_;
+      } else if (peek() != ')') {
+        bad("expected ',' or ')' in 'shape'");
+      }
+    }
+  }
+
+  const std::filesystem::path& path_;
+  std::string text_;
+  std::size_t pos_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------
+// The dtype: '<f8' = byte order, kind, item size.
+
+struct Dtype {
+  std::string name;  // NumPy's name: "float32", ...
+  char kind;         // 'f', 'i', 'u', 'b'
+  std::size_t size;  // bytes per element
+  bool swap;         // stored in the other byte order than this machine's
+};
+
+Dtype parse_descr(const std::filesystem::path& path, const std::string& descr) {
+  auto unsupported = [&](const std::string& what) -> Dtype {
+    fail(path, fmt::format("unsupported dtype '{}' ({}); supported: f2/f4/f8, b1, i1..i8, u1..u8",
+                           descr, what));
+  };
+  if (descr.size() < 2) unsupported("too short");
+  char order = descr[0];
+  std::string rest = descr.substr(1);
+  if (order != '<' && order != '>' && order != '|' && order != '=') {
+    order = '=';
+    rest = descr;
+  }
+  const char kind = rest[0];
+  const std::string digits = rest.substr(1);
+  if (kind == 'U' || kind == 'S' || kind == 'a') unsupported("strings");
+  if (kind == 'O') unsupported("Python objects");
+  if (kind == 'c') unsupported("complex numbers");
+  if (kind == 'V') unsupported("structured or void");
+  if (kind == 'M' || kind == 'm') unsupported("dates and times");
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+    unsupported("not a kind followed by an item size");
+  }
+  const std::size_t size = std::stoul(digits);
+  std::string name;
+  if (kind == 'f' && (size == 2 || size == 4 || size == 8)) {
+    name = "float" + std::to_string(size * 8);
+  } else if ((kind == 'b' || kind == '?') && size == 1) {
+    name = "bool";
+  } else if ((kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) {
+    name = std::string(kind == 'u' ? "uint" : "int") + std::to_string(size * 8);
+  } else {
+    unsupported("unknown kind or item size");
+  }
+  if (order == '|' && size > 1) unsupported("'|' (no byte order) on a multi-byte type");
+  const bool little = order == '<' || (order == '=' && std::endian::native == std::endian::little);
+  const bool big = order == '>' || (order == '=' && std::endian::native == std::endian::big);
+  const bool swap = size > 1 && ((little && std::endian::native == std::endian::big) ||
+                                 (big && std::endian::native == std::endian::little));
+  return Dtype{name, kind == '?' ? 'b' : kind, size, swap};
+}
+
+// One element at `p` as a double (exact: 64-bit integers beyond 2^53 are rejected).
+double decode(const std::filesystem::path& path, const Dtype& dt, const unsigned char* p,
+              std::size_t index) {
+  unsigned char b[8];
+  for (std::size_t i = 0; i < dt.size; ++i) b[i] = dt.swap ? p[dt.size - 1 - i] : p[i];
+  auto as = [&b]<class T>(T) {
+    T v;
+    std::memcpy(&v, b, sizeof v);
+    return v;
+  };
+  constexpr double kExact = 9007199254740992.0;  // 2^53
+  switch (dt.kind) {
+    case 'b': return b[0] != 0 ? 1.0 : 0.0;
+    case 'f':
+      if (dt.size == 2) return half_to_double(as(std::uint16_t{}));
+      if (dt.size == 4) return as(float{});
+      return as(double{});
+    case 'i':
+      if (dt.size == 1) return as(std::int8_t{});
+      if (dt.size == 2) return as(std::int16_t{});
+      if (dt.size == 4) return as(std::int32_t{});
+      {
+        const std::int64_t v = as(std::int64_t{});
+        if (v > 9007199254740992LL || v < -9007199254740992LL) {
+          fail(path, fmt::format("int64 element {} ({}) is beyond 2^53 and would be rounded in a double", index, v));
+        }
+        return static_cast<double>(v);
+      }
+    default:  // 'u'
+      if (dt.size == 1) return as(std::uint8_t{});
+      if (dt.size == 2) return as(std::uint16_t{});
+      if (dt.size == 4) return as(std::uint32_t{});
+      {
+        const std::uint64_t v = as(std::uint64_t{});
+        if (static_cast<double>(v) > kExact) {
+          fail(path, fmt::format("uint64 element {} ({}) is beyond 2^53 and would be rounded in a double", index, v));
+        }
+        return static_cast<double>(v);
+      }
+  }
+}
+
+std::vector<unsigned char> read_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) fail(path, "no such file");
+  if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, not a .npy file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "cannot open for reading");
+  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) fail(path, "read error");
+  return bytes;
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing.
+
+std::string header_bytes(const std::string& descr, const std::vector<std::size_t>& shape) {
+  // As numpy.lib.format._write_array_header: keys sorted, room for the first axis to grow,
+  // then padding so that the data starts at a multiple of 64 bytes.
+  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr,
+                                 shape_repr(shape));
+  if (!shape.empty()) dict += std::string(kGrowthAxisDigits - std::to_string(shape[0]).size(), ' ');
+  for (int major : {1, 2}) {
+    const std::size_t len_bytes = major == 1 ? 2 : 4;
+    const std::size_t hlen = dict.size() + 1;  // + '\n'
+    const std::size_t pad = kAlign - ((kMagicLen + 2 + len_bytes + hlen) % kAlign);
+    const std::size_t total = hlen + pad;
+    if (major == 1 && total > 0xffff) continue;  // too long for version 1.0
+    std::string out(kMagic, kMagicLen);
+    out += static_cast<char>(major);
+    out += '\0';
+    for (std::size_t i = 0; i < len_bytes; ++i) out += static_cast<char>((total >> (8 * i)) & 0xff);
+    out += dict + std::string(pad, ' ') + '\n';
+    return out;
+  }
+  throw std::length_error("npy header too long");
+}
+
+template <class T>
+void append_little_endian(std::string& out, T v) {
+  unsigned char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  if constexpr (std::endian::native == std::endian::big) std::reverse(b, b + sizeof(T));
+  out.append(reinterpret_cast<const char*>(b), sizeof(T));
+}
+
+// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
+void write_atomically(const std::filesystem::path& path, const std::string& bytes) {
+  static std::atomic<unsigned> counter{0};
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const std::filesystem::path tmp =
+      dir / fmt::format(".{}.tmp.{}.{}", path.filename().string(), ::getpid(), counter++);
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) fail(path, fmt::format("cannot write: cannot create a temporary file in '{}' ({})", dir.string(), std::strerror(errno)));
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  ok = (std::fflush(f) == 0) && ok;
+  ok = (std::fclose(f) == 0) && ok;
+  std::error_code ec;
+  if (!ok) {
+    std::filesystem::remove(tmp, ec);
+    fail(path, "cannot write: write error (disk full?); the file was not changed");
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignore;
+    std::filesystem::remove(tmp, ignore);
+    fail(path, fmt::format("cannot write: {}; the file was not changed", ec.message()));
+  }
+}
+
+template <class T>
+std::vector<std::size_t> shape_of(const xt::xarray<T>& a) {
+  return std::vector<std::size_t>(a.shape().begin(), a.shape().end());
+}
+
+}  // namespace
+
+Array load(const std::filesystem::path& path) {
+  const std::vector<unsigned char> bytes = read_file(path);
+  if (bytes.size() < kMagicLen + 2 || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0) {
+    fail(path, "not a .npy file (bad magic: the file must start with \\x93NUMPY)");
+  }
+  const int major = bytes[6], minor = bytes[7];
+  if ((major != 1 && major != 2 && major != 3) || minor != 0) {
+    fail(path, fmt::format("unsupported .npy format version {}.{} (1.0, 2.0 and 3.0 are)", major, minor));
+  }
+  const std::size_t len_bytes = major == 1 ? 2 : 4;
+  const std::size_t prefix = kMagicLen + 2 + len_bytes;
+  if (bytes.size() < prefix) fail(path, "truncated header (the file ends inside the header length)");
+  std::size_t header_len = 0;
+  for (std::size_t i = 0; i < len_bytes; ++i) header_len |= std::size_t{bytes[kMagicLen + 2 + i]} << (8 * i);
+  if (bytes.size() < prefix + header_len) {
+    fail(path, fmt::format("truncated header (it should be {} bytes, the file has {} after the prefix)",
+                           header_len, bytes.size() - prefix));
+  }
+  const std::string text(reinterpret_cast<const char*>(bytes.data() + prefix), header_len);
+  const Header h = HeaderParser(path, text).parse();
+  const Dtype dt = parse_descr(path, h.descr);
+
+  std::size_t count = 1;
+  for (std::size_t d : h.shape) {
+    if (d != 0 && count > std::numeric_limits<std::size_t>::max() / d / dt.size) {
+      fail(path, fmt::format("shape {} is too large", shape_repr(h.shape)));
+    }
+    count *= d;
+  }
+  const std::size_t data_bytes = bytes.size() - prefix - header_len;
+  if (data_bytes < count * dt.size) {
+    fail(path, fmt::format("truncated data: shape {} of {} needs {} bytes, the file holds {}",
+                           shape_repr(h.shape), dt.name, count * dt.size, data_bytes));
+  }
+  if (data_bytes > count * dt.size) {
+    fail(path, fmt::format("element count does not match the shape: the file holds {} bytes of {} "
+                           "({} elements) but shape {} has {}",
+                           data_bytes, dt.name, data_bytes / dt.size, shape_repr(h.shape), count));
+  }
+
+  Array a{dt.name, h.shape, std::vector<double>(count)};
+  const unsigned char* data = bytes.data() + prefix + header_len;
+  if (!h.fortran_order || h.shape.size() < 2) {
+    for (std::size_t i = 0; i < count; ++i) a.values[i] = decode(path, dt, data + i * dt.size, i);
+    return a;
+  }
+  // Fortran order: the first index varies fastest in the file. Walk the file's elements,
+  // keeping their multi-index, and place each at its C-order offset.
+  const std::size_t rank = h.shape.size();
+  std::vector<std::size_t> c_stride(rank, 1), index(rank, 0);
+  for (std::size_t d = rank - 1; d > 0; --d) c_stride[d - 1] = c_stride[d] * h.shape[d];
+  for (std::size_t k = 0; k < count; ++k) {
+    std::size_t offset = 0;
+    for (std::size_t d = 0; d < rank; ++d) offset += index[d] * c_stride[d];
+    a.values[offset] = decode(path, dt, data + k * dt.size, offset);
+    for (std::size_t d = 0; d < rank && ++index[d] == h.shape[d]; ++d) index[d] = 0;
+  }
+  return a;
+}
+
+xt::xarray<double> load_double(const std::filesystem::path& path) { return to_xarray<double>(load(path)); }
+xt::xarray<float> load_float(const std::filesystem::path& path) { return to_xarray<float>(load(path)); }
+xt::xarray<bool> load_bool(const std::filesystem::path& path) { return to_xarray<bool>(load(path)); }
+
+void save(const std::filesystem::path& path, const xt::xarray<double>& a) {
+  std::string out = header_bytes("<f8", shape_of(a));
+  for (double v : a) append_little_endian(out, v);
+  write_atomically(path, out);
+}
+
+void save(const std::filesystem::path& path, const xt::xarray<float>& a) {
+  std::string out = header_bytes("<f4", shape_of(a));
+  for (float v : a) append_little_endian(out, v);
+  write_atomically(path, out);
+}
+
+void save(const std::filesystem::path& path, const xt::xarray<bool>& a) {
+  std::string out = header_bytes("|b1", shape_of(a));
+  for (bool v : a) out += v ? '\1' : '\0';
+  write_atomically(path, out);
+}
+
+}  // namespace vl::npy

@@ -1,0 +1,67 @@
+#pragma once
+// NumPy's .npy files: read any numeric array NumPy writes, write float64/float32/bool arrays
+// exactly as np.save does.
+//
+// Format (numpy.lib.format): magic "\x93NUMPY", version (major, minor) as two bytes, the
+// header length (uint16 LE in 1.0, uint32 LE in 2.0/3.0), then a Python dict literal
+//   {'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }
+// padded with spaces and a final '\n' so that the data starts at a multiple of 64 bytes,
+// then the raw elements (C order unless fortran_order is True).
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xarray.hpp>
+
+namespace vl::npy {
+
+/// An array read from a .npy file: its NumPy dtype name, its shape and its elements in C
+/// (row-major) order, converted to double (exact for every dtype we accept).
+struct Array {
+  std::string dtype;               ///< "float16", "float32", "float64", "bool", "int8".."int64", "uint8".."uint64"
+  std::vector<std::size_t> shape;  ///< empty for a 0-d array (one element)
+  std::vector<double> values;      ///< product(shape) elements, C order
+
+  std::size_t size() const { return values.size(); }
+};
+
+/// Reads a .npy file (versions 1.0/2.0/3.0; '<', '>' or '|' byte order; C or Fortran order;
+/// dtypes f2/f4/f8, b1, i1..i8, u1..u8). Throws vl::InputError naming the file and the
+/// problem: missing file, bad magic, truncated header or data, malformed header, unsupported
+/// dtype (strings, objects, complex, structured), data size that does not match the shape,
+/// or a 64-bit integer too large to be exact in a double (|x| > 2^53).
+Array load(const std::filesystem::path& path);
+
+/// The elements as an xt::xarray<T> of the file's shape (values cast with static_cast<T>;
+/// for bool, non-zero is true).
+template <class T>
+xt::xarray<T> to_xarray(const Array& a) {
+  std::vector<T> data;
+  data.reserve(a.values.size());
+  for (double v : a.values) {
+    if constexpr (std::is_same_v<T, bool>) {
+      data.push_back(v != 0.0);
+    } else {
+      data.push_back(static_cast<T>(v));
+    }
+  }
+  xt::xarray<T> out = xt::adapt(data, a.shape);
+  return out;
+}
+
+/// Shortcuts: load(path) converted to an xarray of double / float / bool.
+xt::xarray<double> load_double(const std::filesystem::path& path);
+xt::xarray<float> load_float(const std::filesystem::path& path);
+xt::xarray<bool> load_bool(const std::filesystem::path& path);
+
+/// Writes `a` as np.save would (version 1.0, little-endian, C order, header padded to 64
+/// bytes; dtype '<f8', '<f4' or '|b1'). Atomic: the bytes go to a temporary file in the same
+/// directory that is renamed over `path` only once complete; on any failure the temporary is
+/// removed, `path` is left as it was, and vl::InputError names `path`.
+void save(const std::filesystem::path& path, const xt::xarray<double>& a);
+void save(const std::filesystem::path& path, const xt::xarray<float>& a);
+void save(const std::filesystem::path& path, const xt::xarray<bool>& a);
+
+}  // namespace vl::npy
