@@ -1,0 +1,35 @@
+// lessons onnx DIR: run ONNX's Attention backend cases against our kernel.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <fmt/core.h>
+
+#include "cli/commands.hpp"
+#include "onnx/attention_case.hpp"
+
+namespace vl::cli {
+
+void add_onnx_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "onnx", "Run ONNX Attention backend cases (model.onnx + test_data_set_0/) against our attention kernel");
+  auto dir = std::make_shared<std::string>();
+  cmd->add_option("DIR", *dir, "A folder of cases (e.g. ../shared/external/onnx-attention) or one case folder")
+      ->required();
+  cmd->callback([dir] {
+    // One line per case, then "N passed, N failed[, N skipped]"; exit 1 if any failed.
+    int passed = 0, failed = 0, skipped = 0;
+    for (const auto& case_dir : onnx::find_cases(*dir)) {
+      const onnx::CaseResult r = onnx::run_case(case_dir);
+      fmt::print("{}\n", onnx::report_line(r));
+      std::fflush(stdout);
+      passed += r.status == onnx::CaseStatus::passed;
+      failed += r.status == onnx::CaseStatus::failed;
+      skipped += r.status == onnx::CaseStatus::skipped;
+    }
+    fmt::print("{} passed, {} failed{}\n", passed, failed, skipped ? fmt::format(", {} skipped", skipped) : "");
+    if (failed > 0) throw Exit{1};
+  });
+}
+
+}  // namespace vl::cli

@@ -1,0 +1,128 @@
+// Scaled dot-product attention; see attention.hpp for the equation and the conventions.
+#include "kernels/attention.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+#include <xtensor/xbroadcast.hpp>
+#include <xtensor/xmanipulation.hpp>
+#include <xtensor/xview.hpp>
+
+#include "kernels/matmul.hpp"
+#include "kernels/softmax.hpp"
+
+namespace vl {
+namespace {
+
+using Shape4 = std::array<std::size_t, 4>;
+
+// `mask` broadcast NumPy-style to `target`: trailing dimensions aligned, each equal or 1.
+template <class T, class M>
+xt::xtensor<T, 4> broadcast_mask(const xt::xarray<M>& mask, const Shape4& target, const char* what) {
+  const auto& s = mask.shape();
+  bool ok = s.size() <= 4;
+  for (std::size_t i = 0; ok && i < s.size(); ++i) {
+    const std::size_t t = target[4 - s.size() + i];
+    ok = s[i] == t || s[i] == 1;
+  }
+  if (!ok) {
+    throw std::invalid_argument(fmt::format("attention: the {} mask of shape ({}) does not broadcast to "
+                                            "(B, Hq, Sq, Sk) = ({})",
+                                            what, fmt::join(s, ", "), fmt::join(target, ", ")));
+  }
+  return xt::broadcast(xt::cast<T>(mask), target);
+}
+
+// M: the additive mask (B, Hq, Sq, Sk) combining causal, boolean and additive masks
+// (0 = attend, −∞ = hidden, anything else = a bias). Empty if there is no mask at all.
+template <class T>
+xt::xtensor<T, 4> combined_mask(const AttentionOptions<T>& o, const Shape4& shape) {
+  if (!o.causal && !o.allowed && !o.bias) return {};
+  constexpr T neg_inf = -std::numeric_limits<T>::infinity();
+  xt::xtensor<T, 4> m = o.bias ? broadcast_mask<T>(*o.bias, shape, "additive") : xt::xtensor<T, 4>(xt::zeros<T>(shape));
+  if (o.allowed) {
+    const xt::xtensor<T, 4> allowed = broadcast_mask<T>(*o.allowed, shape, "boolean");
+    m = xt::where(xt::equal(allowed, T(0)), neg_inf, m);
+  }
+  if (o.causal) {
+    // Query i may see key j iff j ≤ i + offset: offset 0 (top-left) or Sk − Sq (bottom-right).
+    const auto sq = static_cast<std::ptrdiff_t>(shape[2]), sk = static_cast<std::ptrdiff_t>(shape[3]);
+    const std::ptrdiff_t offset = o.alignment == CausalAlignment::bottom_right ? sk - sq : 0;
+    for (std::ptrdiff_t i = 0; i < sq; ++i) {
+      for (std::ptrdiff_t j = std::max<std::ptrdiff_t>(0, i + offset + 1); j < sk; ++j) {
+        xt::view(m, xt::all(), xt::all(), i, j) = neg_inf;
+      }
+    }
+  }
+  return m;
+}
+
+}  // namespace
+
+template <class T>
+AttentionResult<T, 4> attention(const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k,
+                                const xt::xtensor<T, 4>& v, const AttentionOptions<T>& options) {
+  const std::size_t B = q.shape(0), Hq = q.shape(1), Sq = q.shape(2), D = q.shape(3);
+  const std::size_t Hkv = k.shape(1), Sk = k.shape(2), Dv = v.shape(3);
+  if (k.shape(0) != B || v.shape(0) != B || k.shape(3) != D || v.shape(1) != Hkv || v.shape(2) != Sk) {
+    throw std::invalid_argument(fmt::format(
+        "attention: inconsistent shapes Q ({}), K ({}), V ({}); expected Q (B, Hq, Sq, D), "
+        "K (B, Hkv, Sk, D), V (B, Hkv, Sk, Dv)",
+        fmt::join(q.shape(), ", "), fmt::join(k.shape(), ", "), fmt::join(v.shape(), ", ")));
+  }
+  if (Hkv == 0 || Hq % Hkv != 0) {
+    throw std::invalid_argument(fmt::format("attention: {} query heads is not a multiple of {} key/value heads", Hq, Hkv));
+  }
+  const std::size_t group = Hq / Hkv;  // query heads per key/value head
+  const T scale = options.scale.value_or(T(1) / std::sqrt(static_cast<T>(D)));
+  const xt::xtensor<T, 4> mask = combined_mask(options, Shape4{B, Hq, Sq, Sk});
+
+  AttentionResult<T, 4> r;
+  r.output = xt::zeros<T>({B, Hq, Sq, Dv});
+  if (options.return_weights) r.weights = xt::zeros<T>({B, Hq, Sq, Sk});
+  for (std::size_t b = 0; b < B; ++b) {
+    for (std::size_t h = 0; h < Hq; ++h) {
+      const std::size_t hkv = h / group;
+      // scores = scale · Q Kᵀ : (Sq, Sk)
+      xt::xtensor<T, 2> scores =
+          scale * matmul<T>(xt::view(q, b, h, xt::all(), xt::all()),
+                            xt::transpose(xt::view(k, b, hkv, xt::all(), xt::all())));
+      if (options.softcap > 0) scores = options.softcap * xt::tanh(scores / options.softcap);
+      if (mask.size() > 0) scores += xt::view(mask, b, h, xt::all(), xt::all());
+      const xt::xtensor<T, 2> w = softmax_rows(scores);
+      // O = W V : (Sq, Dv)
+      xt::view(r.output, b, h, xt::all(), xt::all()) = matmul<T>(w, xt::view(v, b, hkv, xt::all(), xt::all()));
+      if (options.return_weights) xt::view(r.weights, b, h, xt::all(), xt::all()) = w;
+    }
+  }
+  return r;
+}
+
+template <class T>
+AttentionResult<T, 2> attention(const xt::xtensor<T, 2>& q, const xt::xtensor<T, 2>& k,
+                                const xt::xtensor<T, 2>& v, const AttentionOptions<T>& options) {
+  // The 4-D kernel with B = H = 1.
+  auto as4 = [](const xt::xtensor<T, 2>& x) -> xt::xtensor<T, 4> {
+    return xt::reshape_view(x, std::array<std::size_t, 4>{1, 1, x.shape(0), x.shape(1)});
+  };
+  AttentionResult<T, 4> r4 = attention<T>(as4(q), as4(k), as4(v), options);
+  AttentionResult<T, 2> r;
+  r.output = xt::view(r4.output, 0, 0, xt::all(), xt::all());
+  if (options.return_weights) r.weights = xt::view(r4.weights, 0, 0, xt::all(), xt::all());
+  return r;
+}
+
+template AttentionResult<float, 4> attention(const xt::xtensor<float, 4>&, const xt::xtensor<float, 4>&,
+                                             const xt::xtensor<float, 4>&, const AttentionOptions<float>&);
+template AttentionResult<double, 4> attention(const xt::xtensor<double, 4>&, const xt::xtensor<double, 4>&,
+                                              const xt::xtensor<double, 4>&, const AttentionOptions<double>&);
+template AttentionResult<float, 2> attention(const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&,
+                                             const xt::xtensor<float, 2>&, const AttentionOptions<float>&);
+template AttentionResult<double, 2> attention(const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&,
+                                              const xt::xtensor<double, 2>&, const AttentionOptions<double>&);
+
+}  // namespace vl

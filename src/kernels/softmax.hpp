@@ -1,0 +1,40 @@
+#pragma once
+// Row-wise softmax, the numerically stable way.
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+#include <xtensor/xtensor.hpp>
+
+namespace vl {
+
+/// W[i, j] = exp(S[i, j] − m_i) / Σ_j' exp(S[i, j'] − m_i),  m_i = max_j S[i, j].   S, W: (n, m).
+///
+/// Subtracting the row maximum keeps every exponent ≤ 0, so nothing overflows. Entries equal
+/// to −∞ (masked) get weight 0. A row with no finite entry at all (every key masked) gets all
+/// zeros rather than the NaNs of 0/0 — the convention of ONNX's Attention and of FlashAttention.
+/// NaN scores still propagate (they are a bug upstream, not a mask).
+template <class T>
+xt::xtensor<T, 2> softmax_rows(const xt::xtensor<T, 2>& scores) {
+  const std::size_t rows = scores.shape(0), cols = scores.shape(1);
+  xt::xtensor<T, 2> w = xt::zeros<T>({rows, cols});
+  constexpr T neg_inf = -std::numeric_limits<T>::infinity();
+  for (std::size_t i = 0; i < rows; ++i) {
+    T m = neg_inf;
+    bool has_nan = false;
+    for (std::size_t j = 0; j < cols; ++j) {
+      has_nan = has_nan || std::isnan(scores(i, j));
+      if (scores(i, j) > m) m = scores(i, j);
+    }
+    if (m == neg_inf && !has_nan) continue;  // fully masked row: zero weights
+    T sum = 0;
+    for (std::size_t j = 0; j < cols; ++j) {
+      w(i, j) = std::exp(scores(i, j) - m);
+      sum += w(i, j);
+    }
+    for (std::size_t j = 0; j < cols; ++j) w(i, j) /= sum;
+  }
+  return w;
+}
+
+}  // namespace vl

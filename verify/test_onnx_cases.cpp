@@ -1,0 +1,210 @@
+#define BOOST_TEST_MODULE onnx_cases
+#include <boost/test/unit_test.hpp>
+
+// ONNX's own Attention backend cases (../shared/external/onnx-attention) run against our
+// kernel, and the protobuf reader on well-formed, truncated and corrupt bytes.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engine/errors.hpp"
+#include "onnx/attention_case.hpp"
+#include "onnx/model.hpp"
+#include "onnx/protobuf_reader.hpp"
+#include "onnx/tensor_proto.hpp"
+
+namespace fs = std::filesystem;
+using Bytes = std::vector<std::uint8_t>;
+
+namespace {
+
+const fs::path kCases = fs::path(VL_SOURCE_DIR) / "../shared/external/onnx-attention";
+constexpr std::size_t kExpectedCases = 41;
+
+// `f()` throws vl::InputError whose message contains `what`.
+template <class F>
+void check_input_error(F f, const std::string& what) {
+  try {
+    f();
+    BOOST_ERROR("no error; expected one saying '" << what << "'");
+  } catch (const vl::InputError& e) {
+    BOOST_TEST_MESSAGE(e.what());
+    BOOST_TEST(std::string(e.what()).find(what) != std::string::npos, "'" << e.what() << "' says '" << what << "'");
+  }
+}
+
+// A writable copy of an ONNX case in a scratch folder (the originals are read-only).
+fs::path copy_case(const std::string& name) {
+  const fs::path src = kCases / name;
+  if (!fs::is_directory(src)) BOOST_FAIL("missing " << src.string());
+  const fs::path dir = fs::temp_directory_path() / "vl_test_onnx_cases" / name;
+  if (fs::exists(dir)) {
+    for (const auto& e : fs::recursive_directory_iterator(dir)) fs::permissions(e.path(), fs::perms::owner_all, fs::perm_options::add);
+    fs::remove_all(dir);
+  }
+  fs::create_directories(dir);
+  fs::copy(src, dir, fs::copy_options::recursive);
+  for (const auto& e : fs::recursive_directory_iterator(dir)) fs::permissions(e.path(), fs::perms::owner_all, fs::perm_options::add);
+  return dir;
+}
+
+// A TensorProto by hand: dims (2, 2), float, name "x", raw_data 1, 2, 3, 4.
+Bytes small_tensor() {
+  return {0x08, 0x02, 0x08, 0x02,  // field 1 (dims) varint 2, twice
+          0x10, 0x01,              // field 2 (data_type) = 1 (float)
+          0x42, 0x01, 'x',         // field 8 (name) "x"
+          0x4a, 16,                // field 9 (raw_data), 16 bytes: 1.0f, 2.0f, 3.0f, 4.0f (LE)
+          0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0x40, 0x00, 0x00, 0x80, 0x40};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(backend_cases)
+
+BOOST_AUTO_TEST_CASE(all_41_onnx_attention_cases_pass) {
+  if (!fs::is_directory(kCases)) {
+    BOOST_FAIL("the ONNX cases are missing: expected them in " << kCases.string()
+                                                                << " (see DESIGN.md, External data)");
+  }
+  const auto cases = vl::onnx::find_cases(kCases);
+  BOOST_TEST(cases.size() == kExpectedCases);
+  std::size_t passed = 0;
+  for (const fs::path& dir : cases) {
+    const vl::onnx::CaseResult r = vl::onnx::run_case(dir);
+    BOOST_TEST_MESSAGE(vl::onnx::report_line(r));
+    BOOST_TEST_CONTEXT(vl::onnx::report_line(r)) { BOOST_TEST((r.status == vl::onnx::CaseStatus::passed)); }
+    passed += r.status == vl::onnx::CaseStatus::passed;
+  }
+  BOOST_TEST(passed == kExpectedCases);
+}
+
+BOOST_AUTO_TEST_CASE(swapped_expectations_fail) {
+  // Negative control: test_attention_4d and test_attention_4d_causal share their inputs. Given
+  // the other case's expected output (what a kernel that ignored, or invented, the causal mask
+  // would produce), each case must FAIL and say where.
+  const fs::path plain = copy_case("test_attention_4d"), causal = copy_case("test_attention_4d_causal");
+  fs::copy_file(kCases / "test_attention_4d/test_data_set_0/output_0.pb", causal / "test_data_set_0/output_0.pb",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file(kCases / "test_attention_4d_causal/test_data_set_0/output_0.pb", plain / "test_data_set_0/output_0.pb",
+                fs::copy_options::overwrite_existing);
+  for (const fs::path& dir : {plain, causal}) {
+    const auto r = vl::onnx::run_case(dir);
+    BOOST_TEST_MESSAGE(vl::onnx::report_line(r));
+    BOOST_TEST((r.status == vl::onnx::CaseStatus::failed));
+    BOOST_TEST(vl::onnx::report_line(r).find("output 0 (Y): max abs err") != std::string::npos);
+    BOOST_TEST(vl::onnx::report_line(r).find("at index (") != std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_zero_tolerance_reports_float_rounding) {
+  // With rtol = atol = 0 only bit-exact output passes: the report names the worst element.
+  const auto r = vl::onnx::run_case(kCases / "test_attention_4d_causal", {.rtol = 0, .atol = 0});
+  BOOST_TEST_MESSAGE(vl::onnx::report_line(r));
+  if (r.status == vl::onnx::CaseStatus::failed) {
+    BOOST_TEST(vl::onnx::report_line(r).find("(rtol 0, atol 0)") != std::string::npos);
+  } else {
+    BOOST_TEST(r.max_abs_error == 0.0);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(find_cases_errors) {
+  check_input_error([] { vl::onnx::find_cases(kCases / "no_such_dir"); }, "no such directory");
+  check_input_error([] { vl::onnx::find_cases(fs::path(VL_SOURCE_DIR) / "src"); }, "no ONNX test case");
+  // A folder that is itself a case.
+  BOOST_TEST(vl::onnx::find_cases(kCases / "test_attention_4d").size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(model_of_a_case) {
+  const vl::onnx::Model m = vl::onnx::load_model(kCases / "test_attention_4d_gqa_softcap/model.onnx");
+  BOOST_TEST(m.onnx_opset().value_or(0) >= 23);
+  BOOST_TEST_REQUIRE(m.graph.nodes.size() == 1u);
+  const vl::onnx::Node& n = m.graph.nodes[0];
+  BOOST_TEST(n.op_type == "Attention");
+  BOOST_TEST(n.inputs.size() >= 3u);
+  BOOST_TEST(n.inputs[0] == "Q");
+  const vl::onnx::Attribute* softcap = n.attribute("softcap");
+  BOOST_TEST_REQUIRE(softcap != nullptr);
+  BOOST_TEST(softcap->f > 0.0f);
+  BOOST_TEST(m.graph.inputs.size() == 3u);
+  BOOST_TEST(m.graph.outputs.size() >= 1u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(protobuf)
+
+BOOST_AUTO_TEST_CASE(varints_and_fixed) {
+  const Bytes b = {0x96, 0x01,                          // varint 150
+                   0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,  // varint 2^64 − 1
+                   0x00, 0x00, 0x80, 0x3f,              // fixed32 1.0f
+                   0x03, 'a', 'b', 'c'};                // length-delimited "abc"
+  vl::onnx::ProtobufReader r(b, "bytes");
+  BOOST_TEST(r.varint() == 150u);
+  BOOST_TEST(r.varint() == ~std::uint64_t{0});
+  BOOST_TEST(r.float32() == 1.0f);
+  BOOST_TEST(r.string() == "abc");
+  BOOST_TEST(r.at_end());
+}
+
+BOOST_AUTO_TEST_CASE(packed_and_unpacked_repeated) {
+  // field 1 packed: varints 1, 300; then field 1 unpacked: 5
+  const Bytes b = {0x0a, 0x03, 0x01, 0xac, 0x02, 0x08, 0x05};
+  vl::onnx::ProtobufReader r(b, "bytes");
+  std::vector<std::int64_t> v;
+  while (!r.at_end()) r.repeated_varint(r.next_field(), v);
+  BOOST_TEST(v == (std::vector<std::int64_t>{1, 300, 5}), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(tensor_proto_raw_and_typed_fields) {
+  const vl::onnx::Tensor t = vl::onnx::parse_tensor(small_tensor(), "t.pb");
+  BOOST_TEST(t.name == "x");
+  BOOST_TEST(t.dims == (std::vector<std::size_t>{2, 2}), boost::test_tools::per_element());
+  BOOST_TEST(t.values == (std::vector<double>{1, 2, 3, 4}), boost::test_tools::per_element());
+  // int64_data (field 7, packed) and bool through int32_data (field 5, unpacked)
+  const Bytes i64 = {0x08, 0x03, 0x10, 0x07, 0x3a, 0x03, 0x7f, 0x00, 0x02};
+  BOOST_TEST(vl::onnx::parse_tensor(i64, "i.pb").values == (std::vector<double>{-1 + 0x80, 0, 2}),
+             boost::test_tools::per_element());
+  const Bytes b = {0x08, 0x02, 0x10, 0x09, 0x28, 0x01, 0x28, 0x00};
+  const vl::onnx::Tensor tb = vl::onnx::parse_tensor(b, "b.pb");
+  BOOST_TEST((tb.data_type == vl::onnx::DataType::boolean));
+  BOOST_TEST(tb.values == (std::vector<double>{1, 0}), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(every_truncation_is_an_error) {
+  // Cutting a valid TensorProto anywhere inside a field must give an InputError, never a
+  // crash or a silently shorter tensor.
+  const Bytes full = small_tensor();
+  for (std::size_t n = 1; n < full.size(); ++n) {
+    BOOST_TEST_CONTEXT("cut at " << n) {
+      const Bytes cut(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
+      BOOST_CHECK_THROW(vl::onnx::parse_tensor(cut, "cut.pb"), vl::InputError);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(corrupt_bytes) {
+  check_input_error([] { vl::onnx::parse_tensor(Bytes{0x08}, "a.pb"); }, "a.pb: corrupt protobuf at byte 1: truncated varint");
+  check_input_error([] { vl::onnx::parse_tensor(Bytes{0x4a, 0x7f, 0x00}, "b.pb"); }, "truncated length-delimited field");
+  check_input_error([] { vl::onnx::parse_tensor(Bytes{0x0b}, "c.pb"); }, "unsupported wire type 3");
+  check_input_error([] { vl::onnx::parse_tensor(Bytes{0x00}, "d.pb"); }, "invalid field number 0");
+  check_input_error([] { vl::onnx::parse_tensor(Bytes(11, 0xff), "e.pb"); }, "varint longer than 10 bytes");
+  check_input_error([] { vl::onnx::parse_tensor(Bytes{0x10, 0x08}, "f.pb"); }, "unsupported tensor data type 8 (string)");
+  // dims (3) but raw_data of 2 floats
+  check_input_error([] { vl::onnx::parse_tensor(Bytes{0x08, 0x03, 0x10, 0x01, 0x4a, 0x08, 0, 0, 0, 0, 0, 0, 0, 0}, "g.pb"); },
+                    "raw_data has 8 bytes but dims [3] of float need 12");
+  check_input_error([] { vl::onnx::parse_model(Bytes{0x08, 0x07}, "m.onnx"); }, "no graph");
+  check_input_error([] { vl::onnx::load_tensor(kCases / "nope.pb"); }, "no such file");
+}
+
+BOOST_AUTO_TEST_CASE(a_truncated_case_file_fails_that_case) {
+  // A copy of a case whose output file is cut short: the case FAILs with the file's name.
+  const fs::path dir = copy_case("test_attention_4d");
+  fs::resize_file(dir / "test_data_set_0" / "output_0.pb", 50);
+  const auto r = vl::onnx::run_case(dir);
+  BOOST_TEST_MESSAGE(vl::onnx::report_line(r));
+  BOOST_TEST((r.status == vl::onnx::CaseStatus::failed));
+  BOOST_TEST(r.reason.find("output_0.pb") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
