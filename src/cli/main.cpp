@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   vl::cli::add_rng_command(app);
   vl::cli::add_onnx_command(app);
   vl::cli::add_compare_command(app);
+  vl::cli::add_eval_command(app);
   // VERBS-END
   try {
     app.parse(argc, argv);

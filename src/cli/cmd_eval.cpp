@@ -1,0 +1,284 @@
+// lessons eval: our reference kernels on anyone's .npy inputs, for auditing an implementation.
+//
+//   eval attention          softmax(scale·Q Kᵀ + M) V over (…, S, D), (B, H, S, D) or packed (B, S, H·D)
+//   eval mha                nn.MultiheadAttention's forward in PyTorch's parameter layout
+//   eval positional-encoding    sinusoidal PE (N, D)
+//   eval linear-attention   causal linear attention, φ = elu + 1, in one of its three forms
+#include <numeric>
+
+#include <fmt/format.h>
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xbroadcast.hpp>
+#include <xtensor/xmanipulation.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/eval_inputs.hpp"
+#include "kernels/attention.hpp"
+#include "kernels/feature_map.hpp"
+#include "kernels/linear_attention.hpp"
+#include "kernels/multi_head_attention.hpp"
+
+namespace vl::cli {
+
+namespace {
+
+using Shape = std::vector<std::size_t>;
+
+Shape shape_of(const auto& a) { return Shape(a.shape().begin(), a.shape().end()); }
+
+std::string str(const Shape& s) { return fmt::format("({})", fmt::join(s, ", ")); }
+
+// Broadcast a mask NumPy-style to `target`, or say why it does not broadcast.
+template <class M>
+xt::xarray<M> broadcast_mask(const xt::xarray<M>& mask, const Shape& target, const std::string& path) {
+  const Shape ms = shape_of(mask);
+  if (ms.size() > target.size())
+    throw InputError(fmt::format("--mask {}: shape {} has more dimensions than the scores {}", path, str(ms), str(target)));
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    const std::size_t t = target[target.size() - ms.size() + i];
+    if (ms[i] != 1 && ms[i] != t)
+      throw InputError(fmt::format("--mask {}: shape {} does not broadcast to the scores' shape {}", path, str(ms), str(target)));
+  }
+  return xt::broadcast(mask, target);
+}
+
+// ------------------------------------------------------------------------------------------
+struct AttentionArgs {
+  std::string q, k, v, mask, out, weights;
+  bool causal = false, bottom_right = false;
+  std::optional<double> scale;
+  double softcap = 0;
+  std::size_t q_heads = 0, kv_heads = 0;
+};
+
+// (B, S, H·D) → (B, H, S, D)
+template <class T>
+xt::xtensor<T, 4> unpack_heads(const xt::xarray<T>& x, std::size_t heads, const std::string& what) {
+  if (x.dimension() != 3) throw InputError(fmt::format("{}: packed layout needs 3 dimensions (B, S, H·D), got {}", what, str(shape_of(x))));
+  if (x.shape(2) % heads != 0)
+    throw InputError(fmt::format("{}: last dimension {} is not divisible by {} heads", what, x.shape(2), heads));
+  xt::xarray<T> r = xt::reshape_view(x, Shape{x.shape(0), x.shape(1), heads, x.shape(2) / heads});
+  return xt::transpose(r, {0, 2, 1, 3});
+}
+
+template <class T>
+void eval_attention(const AttentionArgs& a, const npy::Array& qa, Precision p) {
+  const bool packed = a.q_heads > 0 || a.kv_heads > 0;
+  if (packed && (a.q_heads == 0 || a.kv_heads == 0)) throw InputError("--q-heads and --kv-heads go together");
+  xt::xarray<T> q = checked_input<T>(qa, a.q, "--q", p, 2);
+  xt::xarray<T> k = checked_input<T>(load_npy(a.k, "--k"), a.k, "--k", p, 2);
+  xt::xarray<T> v = checked_input<T>(load_npy(a.v, "--v"), a.v, "--v", p, 2);
+  // Bring everything to (B, H, S, D); remember how to give the output back.
+  Shape lead;  // leading batch shape for the (…, S, D) layout
+  xt::xtensor<T, 4> q4, k4, v4;
+  if (packed) {
+    q4 = unpack_heads<T>(q, a.q_heads, "--q " + a.q);
+    k4 = unpack_heads<T>(k, a.kv_heads, "--k " + a.k);
+    v4 = unpack_heads<T>(v, a.kv_heads, "--v " + a.v);
+  } else if (q.dimension() == 4 && k.dimension() == 4 && v.dimension() == 4) {
+    q4 = q;
+    k4 = k;
+    v4 = v;
+  } else {
+    lead = Shape(q.shape().begin(), q.shape().end() - 2);
+    for (const auto& [x, name] : {std::pair{&k, "--k"}, std::pair{&v, "--v"}})
+      if (Shape(x->shape().begin(), x->shape().end() - 2) != lead)
+        throw InputError(fmt::format("{}: leading (batch) shape {} differs from --q's {}", name, str(shape_of(*x)), str(shape_of(q))));
+    const std::size_t b = std::accumulate(lead.begin(), lead.end(), std::size_t(1), std::multiplies<>());
+    auto to4 = [b](const xt::xarray<T>& x) {
+      return xt::xtensor<T, 4>(xt::reshape_view(x, Shape{b, 1, x.shape(x.dimension() - 2), x.shape(x.dimension() - 1)}));
+    };
+    q4 = to4(q);
+    k4 = to4(k);
+    v4 = to4(v);
+  }
+  AttentionOptions<T> options;
+  if (a.scale) options.scale = T(*a.scale);
+  options.causal = a.causal || a.bottom_right;
+  options.alignment = a.bottom_right ? CausalAlignment::bottom_right : CausalAlignment::top_left;
+  options.softcap = T(a.softcap);
+  options.return_weights = !a.weights.empty();
+  const Shape scores = {q4.shape(0), q4.shape(1), q4.shape(2), k4.shape(2)};
+  if (!a.mask.empty()) {
+    const npy::Array m = load_npy(a.mask, "--mask");
+    // In the (…, S, D) layout the mask broadcasts against (…, Sq, Sk), then folds like the inputs.
+    Shape target = scores;
+    if (!lead.empty() || (!packed && q.dimension() == 2)) {
+      target = lead;
+      target.push_back(scores[2]);
+      target.push_back(scores[3]);
+    }
+    if (m.dtype == "bool") {
+      options.allowed = xt::xarray<bool>(xt::reshape_view(xt::xarray<bool>(broadcast_mask(npy::to_xarray<bool>(m), target, a.mask)), scores));
+    } else if (m.dtype.rfind("float", 0) == 0) {
+      for (double x : m.values)
+        if (std::isnan(x)) throw InputError(fmt::format("--mask {}: holds NaN", a.mask));
+      options.bias = xt::xarray<T>(xt::reshape_view(xt::xarray<T>(broadcast_mask(npy::to_xarray<T>(m), target, a.mask)), scores));
+    } else {
+      throw InputError(fmt::format("--mask {}: dtype {} (a mask is bool, True = may attend, or float, added)", a.mask, m.dtype));
+    }
+  }
+  AttentionResult<T, 4> r;
+  try {
+    r = attention<T>(q4, k4, v4, options);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(fmt::format("eval attention: {}", e.what()));
+  }
+  // Give the output back in the input's layout.
+  xt::xarray<T> out, weights;
+  if (packed) {
+    const xt::xarray<T> o = xt::transpose(r.output, {0, 2, 1, 3});
+    out = xt::reshape_view(o, Shape{o.shape(0), o.shape(1), o.shape(2) * o.shape(3)});
+    weights = r.weights;
+  } else if (q.dimension() == 4) {
+    out = r.output;
+    weights = r.weights;
+  } else {
+    Shape os = lead, ws = lead;
+    os.insert(os.end(), {r.output.shape(2), r.output.shape(3)});
+    out = xt::reshape_view(r.output, os);
+    if (options.return_weights) {
+      ws.insert(ws.end(), {scores[2], scores[3]});
+      weights = xt::reshape_view(r.weights, ws);
+    }
+  }
+  npy::save(a.out, out);
+  if (!a.weights.empty()) npy::save(a.weights, weights);
+}
+
+// ------------------------------------------------------------------------------------------
+struct MhaArgs {
+  std::string x, w_in, b_in, w_out, b_out, out, weights;
+  std::size_t heads = 0;
+  bool causal = false;
+};
+
+template <class T>
+void eval_mha(const MhaArgs& a, const npy::Array& xa, Precision p) {
+  xt::xarray<T> x = checked_input<T>(xa, a.x, "--x", p, 2);
+  if (x.dimension() == 2) x = xt::expand_dims(x, 0);
+  if (x.dimension() != 3) throw InputError(fmt::format("--x {}: shape {}, expected (B, S, d) or (S, d)", a.x, str(shape_of(x))));
+  const std::size_t d = x.shape(2);
+  auto param = [&](const std::string& path, const char* option, const Shape& want) {
+    xt::xarray<T> w = checked_input<T>(load_npy(path, option), path, option, p, 1);
+    if (shape_of(w) != want)
+      throw InputError(fmt::format("{} {}: shape {}, expected {} for d_model {}", option, path, str(shape_of(w)), str(want), d));
+    return w;
+  };
+  MhaParameters<T> params;
+  params.in_proj_weight = param(a.w_in, "--in-proj-weight", {3 * d, d});
+  params.in_proj_bias = param(a.b_in, "--in-proj-bias", {3 * d});
+  params.out_proj_weight = param(a.w_out, "--out-proj-weight", {d, d});
+  params.out_proj_bias = param(a.b_out, "--out-proj-bias", {d});
+  if (a.heads == 0 || d % a.heads != 0)
+    throw InputError(fmt::format("--heads {}: d_model {} is not divisible by the number of heads", a.heads, d));
+  MhaOptions<T> options;
+  options.need_weights = !a.weights.empty();
+  const std::size_t s = x.shape(1);
+  if (a.causal) {
+    xt::xarray<bool> blocked = xt::zeros<bool>({s, s});  // torch's convention: true = blocked
+    for (std::size_t i = 0; i < s; ++i)
+      for (std::size_t j = i + 1; j < s; ++j) blocked(i, j) = true;
+    options.attn_mask = blocked;
+  }
+  MhaResult<T, 3> r;
+  try {
+    r = multi_head_self_attention<T, 3>(xt::xtensor<T, 3>(x), params, a.heads, options);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(fmt::format("eval mha: {}", e.what()));
+  }
+  npy::save(a.out, xt::xarray<T>(r.output));
+  if (!a.weights.empty()) npy::save(a.weights, xt::xarray<T>(r.weights));
+}
+
+// ------------------------------------------------------------------------------------------
+struct LinearArgs {
+  std::string q, k, v, form, out;
+  std::size_t chunk = 0;
+};
+
+template <class T>
+void eval_linear(const LinearArgs& a, const npy::Array& qa, Precision p) {
+  auto as2d = [&](const npy::Array& arr, const std::string& path, const char* option) {
+    const xt::xarray<T> x = checked_input<T>(arr, path, option, p, 2);
+    if (x.dimension() != 2) throw InputError(fmt::format("{} {}: shape {}, expected (n, d)", option, path, str(shape_of(x))));
+    return xt::xtensor<T, 2>(x);
+  };
+  const auto q = as2d(qa, a.q, "--q"), k = as2d(load_npy(a.k, "--k"), a.k, "--k"), v = as2d(load_npy(a.v, "--v"), a.v, "--v");
+  if (k.shape() != q.shape()) throw InputError(fmt::format("--k {}: shape {} differs from --q's {}", a.k, str(shape_of(k)), str(shape_of(q))));
+  if (v.shape(0) != q.shape(0)) throw InputError(fmt::format("--v {}: {} rows, --q has {}", a.v, v.shape(0), q.shape(0)));
+  const auto pq = elu_plus_one<T, 2>(q), pk = elu_plus_one<T, 2>(k);
+  xt::xtensor<T, 2> o;
+  if (a.form == "parallel") o = linear_attention_parallel<T>(pq, pk, v);
+  else if (a.form == "recurrent") o = linear_attention_recurrent<T>(pq, pk, v);
+  else if (a.chunk == 0) throw InputError("--chunk: the chunked form needs a chunk size >= 1");
+  else o = linear_attention_chunked<T>(pq, pk, v, a.chunk);
+  npy::save(a.out, xt::xarray<T>(o));
+}
+
+// Dispatch on the precision of the first input.
+template <class Args, class F32, class F64>
+void in_precision(const Args& args, const std::string& path, const char* option, F32 f32, F64 f64) {
+  const npy::Array first = load_npy(path, option);
+  if (precision_of(first, option, path) == Precision::f32) f32(args, first, Precision::f32);
+  else f64(args, first, Precision::f64);
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+  auto* eval = app.add_subcommand("eval", "Run a reference kernel on your .npy inputs");
+  eval->require_subcommand(1);
+
+  auto at = std::make_shared<AttentionArgs>();
+  auto* att = eval->add_subcommand("attention", "softmax(scale·Q Kᵀ + mask) V; inputs (…, S, D), (B, H, S, D) or packed (B, S, H·D)");
+  att->add_option("--q", at->q, "queries .npy")->required();
+  att->add_option("--k", at->k, "keys .npy")->required();
+  att->add_option("--v", at->v, "values .npy")->required();
+  att->add_option("--mask", at->mask, "bool (True = may attend) or float (added) mask, broadcast to the scores");
+  att->add_flag("--causal", at->causal, "causal mask, top-left aligned (query i sees keys j <= i)");
+  att->add_flag("--causal-bottom-right", at->bottom_right, "causal mask, bottom-right aligned (j <= i + Sk - Sq)");
+  att->add_option("--scale", at->scale, "scale of Q Kᵀ (default 1/sqrt(D))");
+  att->add_option("--softcap", at->softcap, "softcap·tanh(scores/softcap) before the mask (0 = off)")->check(CLI::NonNegativeNumber);
+  att->add_option("--q-heads", at->q_heads, "packed layout: query heads H");
+  att->add_option("--kv-heads", at->kv_heads, "packed layout: key/value heads G (H a multiple of G)");
+  att->add_option("--out", at->out, "output .npy")->required();
+  att->add_option("--weights", at->weights, "also write the attention weights .npy");
+  att->callback([at] {
+    check_output_path(at->out, "--out");
+    check_output_path(at->weights, "--weights");
+    in_precision(*at, at->q, "--q", eval_attention<float>, eval_attention<double>);
+  });
+
+  auto mh = std::make_shared<MhaArgs>();
+  auto* mha = eval->add_subcommand("mha", "nn.MultiheadAttention forward (batch_first), PyTorch's parameter layout");
+  mha->add_option("--x", mh->x, "inputs (B, S, d) or (S, d)")->required();
+  mha->add_option("--in-proj-weight", mh->w_in, "(3d, d): W_Q, W_K, W_V stacked")->required();
+  mha->add_option("--in-proj-bias", mh->b_in, "(3d)")->required();
+  mha->add_option("--out-proj-weight", mh->w_out, "(d, d)")->required();
+  mha->add_option("--out-proj-bias", mh->b_out, "(d)")->required();
+  mha->add_option("--heads", mh->heads, "number of heads")->required();
+  mha->add_flag("--causal", mh->causal, "causal self-attention");
+  mha->add_option("--out", mh->out, "output .npy (B, S, d)")->required();
+  mha->add_option("--weights", mh->weights, "per-head weights .npy (B, H, S, S)");
+  mha->callback([mh] {
+    check_output_path(mh->out, "--out");
+    check_output_path(mh->weights, "--weights");
+    in_precision(*mh, mh->x, "--x", eval_mha<float>, eval_mha<double>);
+  });
+
+  auto la = std::make_shared<LinearArgs>();
+  auto* lin = eval->add_subcommand("linear-attention", "causal linear attention with φ = elu + 1 applied to Q and K");
+  lin->add_option("--q", la->q, "queries (n, d_k)")->required();
+  lin->add_option("--k", la->k, "keys (n, d_k)")->required();
+  lin->add_option("--v", la->v, "values (n, d_v)")->required();
+  lin->add_option("--form", la->form, "parallel | recurrent | chunked")->required()->check(CLI::IsMember({"parallel", "recurrent", "chunked"}));
+  lin->add_option("--chunk", la->chunk, "chunk size B >= 1 (chunked form)");
+  lin->add_option("--out", la->out, "output .npy (n, d_v)")->required();
+  lin->callback([la] {
+    check_output_path(la->out, "--out");
+    in_precision(*la, la->q, "--q", eval_linear<float>, eval_linear<double>);
+  });
+}
+
+}  // namespace vl::cli
