@@ -14,6 +14,7 @@
 #include <xtensor/xarray.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/numeric_options.hpp"
 #include "engine/errors.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/numpy_format.hpp"
@@ -22,33 +23,6 @@
 namespace vl::cli {
 namespace {
 
-// Most elements one command may draw (2^31): keeps a typo from filling the disk.
-constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 31;
-
-/// "A,B,C" -> {A, B, C}: each dimension a positive decimal integer, kMaxElements at most in all.
-std::vector<std::size_t> parse_positive_shape(const std::string& text) {
-  if (text.empty()) throw InputError("--shape: empty; expected positive dimensions A[,B,...]");
-  std::vector<std::size_t> shape;
-  std::uint64_t total = 1;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t comma = text.find(',', start);
-    const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (part.empty() || part.size() > 12 || part.find_first_not_of("0123456789") != std::string::npos) {
-      throw InputError(fmt::format("--shape: '{}': dimension '{}' is not a positive integer", text, part));
-    }
-    const std::uint64_t dim = std::stoull(part);
-    if (dim == 0) throw InputError(fmt::format("--shape: '{}': dimensions must be positive", text));
-    if (dim > kMaxElements || total > kMaxElements / dim) {
-      throw InputError(fmt::format("--shape: '{}' has more than {} elements", text, kMaxElements));
-    }
-    total *= dim;
-    shape.push_back(static_cast<std::size_t>(dim));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return shape;
-}
 
 struct NumpyArgs {
   std::string distribution, seed, shape, dtype = "float64", out;
@@ -62,7 +36,7 @@ void run_numpy(const NumpyArgs& a) {
     throw InputError(fmt::format("distribution: '{}' is not normal or uniform", a.distribution));
   }
   const numpy::uint128 seed = numpy::parse_seed(a.seed, "--seed");
-  const std::vector<std::size_t> shape = parse_positive_shape(a.shape);
+  const std::vector<std::size_t> shape = parse_shape_option(a.shape, /*allow_zero=*/false);
   if (a.dtype != "float64" && a.dtype != "float32") {
     throw InputError(fmt::format("--dtype: '{}' is not float64 or float32", a.dtype));
   }

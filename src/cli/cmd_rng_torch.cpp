@@ -20,6 +20,7 @@
 #include <xtensor/xarray.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/numeric_options.hpp"
 #include "engine/errors.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/torch_mha_init.hpp"
@@ -30,49 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Most elements one command may draw (2^31): keeps a typo from filling the disk.
-constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 31;
-
-/// A non-negative decimal integer that fits in uint64 (no sign, no spaces, no exponent).
-std::uint64_t parse_unsigned(const std::string& text, const std::string& arg) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
-    throw InputError(fmt::format("{}: '{}' is not a non-negative integer", arg, text));
-  }
-  std::uint64_t v = 0;
-  for (char c : text) {
-    const auto digit = static_cast<std::uint64_t>(c - '0');
-    if (v > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) {
-      throw InputError(fmt::format("{}: '{}' is larger than 2^64 - 1", arg, text));
-    }
-    v = v * 10 + digit;
-  }
-  return v;
-}
-
-/// "A,B,C" -> {A, B, C}; each a non-negative integer, at most kMaxElements in all.
-std::vector<std::size_t> parse_shape(const std::string& text) {
-  if (text.empty()) throw InputError("--shape: empty; expected A[,B,...]");
-  std::vector<std::size_t> shape;
-  std::uint64_t total = 1;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (part.empty()) throw InputError(fmt::format("--shape: '{}' has an empty dimension", text));
-    if (part.find_first_not_of("0123456789") != std::string::npos) {
-      throw InputError(fmt::format("--shape: '{}': dimension '{}' is not a non-negative integer", text, part));
-    }
-    const std::uint64_t dim = parse_unsigned(part, "--shape");
-    if (dim > kMaxElements || (dim != 0 && total > kMaxElements / dim)) {
-      throw InputError(fmt::format("--shape: '{}' has more than {} elements", text, kMaxElements));
-    }
-    total *= dim;
-    shape.push_back(static_cast<std::size_t>(dim));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return shape;
-}
 
 /// "float64" -> true, "float32" -> false.
 bool parse_dtype_is_double(const std::string& text) {
@@ -114,7 +72,7 @@ void add_stream_verb(CLI::App& torch, const std::string& name, const std::string
   }
   cmd->callback([a, is_uniform] {
     const std::uint64_t seed = parse_unsigned(a->seed, "--seed");
-    const std::vector<std::size_t> shape = parse_shape(a->shape);
+    const std::vector<std::size_t> shape = parse_shape_option(a->shape, /*allow_zero=*/true);
     const bool f64 = parse_dtype_is_double(a->dtype);
     double low = 0, high = 1;
     if (is_uniform) {

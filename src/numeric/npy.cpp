@@ -1,5 +1,6 @@
 // .npy reading and writing; the format is described in npy.hpp.
 #include "numeric/npy.hpp"
+#include "numeric/numpy_format.hpp"
 
 #include <unistd.h>
 
@@ -31,17 +32,6 @@ constexpr std::size_t kGrowthAxisDigits = 21;  // numpy.lib.format.GROWTH_AXIS_M
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
   throw InputError(fmt::format("{}: {}", path.string(), what));
-}
-
-std::string shape_repr(const std::vector<std::size_t>& shape) {
-  // Python's repr of a tuple of ints: (), (5,), (2, 3)
-  std::string s = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) s += ",";
-  return s + ")";
 }
 
 // ---------------------------------------------------------------------------------------
@@ -282,7 +272,7 @@ std::string header_bytes(const std::string& descr, const std::vector<std::size_t
   // As numpy.lib.format._write_array_header: keys sorted, room for the first axis to grow,
   // then padding so that the data starts at a multiple of 64 bytes.
   std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr,
-                                 shape_repr(shape));
+                                 numpy::format_shape(shape));
   if (!shape.empty()) dict += std::string(kGrowthAxisDigits - std::to_string(shape[0]).size(), ' ');
   for (int major : {1, 2}) {
     const std::size_t len_bytes = major == 1 ? 2 : 4;
@@ -364,19 +354,19 @@ Array load(const std::filesystem::path& path) {
   std::size_t count = 1;
   for (std::size_t d : h.shape) {
     if (d != 0 && count > std::numeric_limits<std::size_t>::max() / d / dt.size) {
-      fail(path, fmt::format("shape {} is too large", shape_repr(h.shape)));
+      fail(path, fmt::format("shape {} is too large", numpy::format_shape(h.shape)));
     }
     count *= d;
   }
   const std::size_t data_bytes = bytes.size() - prefix - header_len;
   if (data_bytes < count * dt.size) {
     fail(path, fmt::format("truncated data: shape {} of {} needs {} bytes, the file holds {}",
-                           shape_repr(h.shape), dt.name, count * dt.size, data_bytes));
+                           numpy::format_shape(h.shape), dt.name, count * dt.size, data_bytes));
   }
   if (data_bytes > count * dt.size) {
     fail(path, fmt::format("element count does not match the shape: the file holds {} bytes of {} "
                            "({} elements) but shape {} has {}",
-                           data_bytes, dt.name, data_bytes / dt.size, shape_repr(h.shape), count));
+                           data_bytes, dt.name, data_bytes / dt.size, numpy::format_shape(h.shape), count));
   }
 
   Array a{dt.name, h.shape, std::vector<double>(count)};
