@@ -11,6 +11,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   python3 python3-numpy python3-torch      # the independent references (goldens, CLI tests)
   python3-matplotlib doxygen libjs-mathjax # the literate docs
+  chromium                                 # the docs test looks at a page as a reader would
 )
 
 missing=()

@@ -45,6 +45,7 @@ Inputs draw_inputs(std::size_t n, std::size_t d_k, std::size_t d_v, std::uint64_
 // ---------------------------------------------------------------------------------------------
 // The listing (seed notebook 000, all four cells): n = 6, d_k = 4, d_v = 5, B = 4, seed 0.
 
+// [linear-rnn.main]
 ListingOutput listing_main() {
   const std::size_t n = 6, d_k = 4, d_v = 5, B = 4;
   const Forms forms = reference_forms();
@@ -77,6 +78,7 @@ ListingOutput listing_main() {
   out.arrays["O_blk"] = o_blk;
   return out;
 }
+// [linear-rnn.main]
 
 // ---------------------------------------------------------------------------------------------
 // The claims' predicates. Each takes the implementation it judges.

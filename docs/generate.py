@@ -1,0 +1,811 @@
+#!/usr/bin/python3
+"""Weave each lesson's spec, this build's audit and the C++ listings into Doxygen pages.
+
+    /usr/bin/python3 docs/generate.py --source DIR --audit audit.json --out PAGES_DIR
+
+Reads ``DIR/specs/*.md`` (the lessons, format in specs/README.md) and the audit's JSON
+(``lessons audit --json``, written by src/engine/report_json.cpp) and writes, into PAGES_DIR:
+
+* ``index.md``            the main page: every lesson with its status;
+* ``lesson_<id>.md``      one page per lesson: the spec's prose, rendered by Doxygen's Markdown,
+                          with its claim/listing/output/rules blocks turned into cards and tables
+                          that carry this build's verdicts, the listing's C++ by ``\\snippet``
+                          (never pasted; found by its ``// [listing-id]`` marker lines), plots
+                          of this run's numbers, a claims summary and the build's provenance;
+* ``img/*.svg``           the plots (docs/plots.py), found by Doxygen through IMAGE_PATH.
+
+Python only presents: every verdict shown comes from the audit's JSON; nothing is re-checked
+here. A lesson that fails verification, or that the audit could not read, says so at the top
+of its page, in red. Standard library only, apart from matplotlib/numpy in plots.py.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import html
+import json
+import math
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import plots  # noqa: E402  (docs/plots.py)
+
+ENGINE_BLOCKS = ("claim", "listing", "output", "rules")
+
+
+# ---------------------------------------------------------------------------------------------
+# The spec, as the page presents it (the engine's parser is the authority on validity).
+
+@dataclass
+class Block:
+    kind: str                      # "prose" or one of ENGINE_BLOCKS
+    text: str = ""                 # prose text, or the block's raw body
+    ref: str = ""                  # output/rules: the listing id after the info word
+    fields: list = field(default_factory=list)   # claim/listing: [(key, value)], keys repeat
+    line: int = 0                  # first line in the spec file
+
+    def get(self, key, default=""):
+        for k, v in self.fields:
+            if k == key:
+                return v
+        return default
+
+    def all(self, key):
+        return [v for k, v in self.fields if k == key]
+
+
+@dataclass
+class Spec:
+    path: Path
+    front: dict
+    blocks: list
+    error: str = ""
+
+    @property
+    def lesson(self):
+        return self.front.get("lesson", "")
+
+    @property
+    def title(self):
+        return self.front.get("title", "")
+
+
+def parse_fields(body: str):
+    fields = []
+    for raw in body.splitlines():
+        if raw.startswith("  ") and fields:
+            fields[-1] = (fields[-1][0], fields[-1][1] + " " + raw.strip())
+        elif ":" in raw:
+            key, value = raw.split(":", 1)
+            fields.append((key.strip(), value.strip()))
+    return fields
+
+
+FENCE = re.compile(r"^(\s{0,3})(`{3,}|~{3,})\s*([^\s`]*)\s*(.*)$")
+
+
+def parse_spec(path: Path) -> Spec:
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    front, i = {}, 0
+    if lines and lines[0].strip() == "---":
+        try:
+            end = next(j for j in range(1, len(lines)) if lines[j].strip() == "---")
+        except StopIteration:
+            return Spec(path, {}, [Block("prose", text)], f"{path.name}: front matter not closed")
+        key = None
+        for raw in lines[1:end]:
+            m = re.match(r"^([A-Za-z_]+):\s*(.*)$", raw)
+            if m:
+                key = m.group(1)
+                front[key] = m.group(2).strip() if m.group(2).strip() else []
+            elif raw.strip().startswith("- ") and key is not None:
+                if not isinstance(front[key], list):
+                    front[key] = [front[key]]
+                front[key].append(raw.strip()[2:].strip())
+        i = end + 1
+    blocks, prose, prose_start = [], [], i + 1
+
+    def flush():
+        if any(s.strip() for s in prose):
+            blocks.append(Block("prose", "\n".join(prose), line=prose_start))
+        prose.clear()
+
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if m:
+            fence, info, rest = m.group(2), m.group(3), m.group(4)
+            j = i + 1
+            while j < len(lines) and not lines[j].strip().startswith(fence):
+                j += 1
+            body = "\n".join(lines[i + 1:j])
+            if info in ENGINE_BLOCKS:
+                flush()
+                b = Block(info, body, ref=rest.strip(), line=i + 1)
+                if info in ("claim", "listing"):
+                    b.fields = parse_fields(body)
+                blocks.append(b)
+                prose_start = j + 2
+            else:
+                if not prose:
+                    prose_start = i + 1
+                prose.extend(lines[i:j + 1])
+            i = j + 1
+            continue
+        if not prose:
+            prose_start = i + 1
+        prose.append(lines[i])
+        i += 1
+    flush()
+    return Spec(path, front, blocks)
+
+
+# ---------------------------------------------------------------------------------------------
+# Prose: the spec's Markdown, made safe for Doxygen's Markdown, formulas for MathJax.
+
+INLINE = re.compile(
+    r"(?P<code>(?P<ticks>`+).+?(?P=ticks))"
+    r"|(?P<display>\$\$(?P<dbody>.+?)\$\$)"
+    r"|(?P<inline>(?<![\\$\w])\$(?P<ibody>[^\s$](?:[^$\n]*?[^\s$\\])?)\$(?![\w$]))",
+    re.S)
+
+
+def escape_doxygen_text(s: str) -> str:
+    """Plain Markdown text: keep Markdown, neutralise Doxygen commands and stray HTML."""
+    s = s.replace("\\", "\\\\").replace("@", "\\@").replace("%", "\\%")
+    s = re.sub(r"<(?=[A-Za-z/!?])", "&lt;", s)
+    s = re.sub(r"#(?=\w)", r"\\#", s)
+    return s
+
+
+def prose_to_doxygen(text: str, drop_title: str = "") -> str:
+    out, segment = [], []
+    lines = text.splitlines()
+    if drop_title:
+        for k, raw in enumerate(lines):
+            if raw.strip():
+                if raw.strip().lstrip("#").strip() == drop_title.strip() and raw.lstrip().startswith("# "):
+                    lines = lines[k + 1:]
+                break
+
+    def flush_text():
+        if not segment:
+            return
+        chunk = "\n".join(segment)
+        segment.clear()
+        pos, res = 0, []
+        for m in INLINE.finditer(chunk):
+            res.append(escape_doxygen_text(chunk[pos:m.start()]))
+            if m.group("code"):
+                res.append(m.group("code"))
+            elif m.group("display"):
+                res.append("\n\\f[" + m.group("dbody").strip() + "\\f]\n")
+            else:
+                res.append("\\f$" + m.group("ibody") + "\\f$")
+            pos = m.end()
+        res.append(escape_doxygen_text(chunk[pos:]))
+        out.append("".join(res))
+
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if m:
+            flush_text()
+            fence, info = m.group(2), m.group(3)
+            j = i + 1
+            while j < len(lines) and not lines[j].strip().startswith(fence):
+                j += 1
+            body = lines[i + 1:j]
+            if info in ("math", "latex", "tex"):
+                out.append("\\f[\n" + "\n".join(body) + "\n\\f]")
+            else:
+                lang = {"cpp": "{.cpp}", "c++": "{.cpp}", "python": "{.py}", "py": "{.py}", "sh": "{.sh}"}.get(info, "")
+                out.append("```" + lang + "\n" + "\n".join(body) + "\n```")
+            i = j + 1
+            continue
+        # The spec's "##" sections are the page's sections (its "#" is the page title).
+        h = re.match(r"^(#{1,6})\s+(.*)$", lines[i])
+        if h:
+            flush_text()
+            out.append("#" * max(len(h.group(1)) - 1, 1) + " " + escape_doxygen_text(h.group(2)))
+            i += 1
+            continue
+        segment.append(lines[i])
+        i += 1
+    flush_text()
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML helpers (inside \htmlonly, where Doxygen leaves everything as written).
+
+def esc(s) -> str:
+    return html.escape(str(s), quote=True)
+
+
+def htmlonly(s: str) -> str:
+    return "\n\\htmlonly[block]\n" + s.strip() + "\n\\endhtmlonly\n"
+
+
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def fmt_number(x) -> str:
+    """A measured value for a reader: 0, 1.5, 6.66·10⁻¹⁶ (HTML)."""
+    if isinstance(x, str):
+        return esc(x)
+    if x is None:
+        return "—"
+    if x == 0:
+        return "0"
+    if isinstance(x, float) and x.is_integer() and abs(x) < 1e7:
+        return f"{int(x)}"
+    a = abs(x)
+    if 1e-3 <= a < 1e5:
+        return f"{x:.4g}"
+    mant, exp = f"{x:.2e}".split("e")
+    mant = mant.rstrip("0").rstrip(".")
+    return f"{mant}·10<sup>{int(exp)}</sup>".replace("-", "−")
+
+
+STATUS_WORD = {"passed": "verified", "failed": "fails", "vacuous": "vacuous check",
+               "untested": "untested", "error": "error", "missing": "not in the audit"}
+
+
+def verdict(status: str, short: bool = False) -> str:
+    ok = status == "passed"
+    word = ("pass" if short else "verified") if ok else (status if short else STATUS_WORD.get(status, status))
+    return f'<span class="vl-verdict vl-{"pass" if ok else "fail"}">{"✓" if ok else "✗"} {esc(word)}</span>'
+
+
+def control_verdict(rejected: bool) -> str:
+    """A negative control is good news when the check rejects it."""
+    if rejected:
+        return '<span class="vl-verdict vl-pass">✓ rejected</span>'
+    return '<span class="vl-verdict vl-fail">✗ NOT rejected</span>'
+
+
+def page_name(lesson_id: str) -> str:
+    return "lesson_" + re.sub(r"[^A-Za-z0-9]", "_", lesson_id)
+
+
+def claim_anchor(claim_id: str) -> str:
+    return "claim-" + re.sub(r"[^A-Za-z0-9-]", "-", claim_id)
+
+
+def mark_differences(a: str, b: str):
+    """Both strings as HTML, with the characters that differ marked, spaces made visible there."""
+    sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    out_a, out_b = [], []
+
+    def marked(s):
+        return '<mark>' + esc(s).replace(" ", "␣") + '</mark>' if s else ""
+
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "equal":
+            out_a.append(esc(a[i1:i2]))
+            out_b.append(esc(b[j1:j2]))
+        else:
+            out_a.append(marked(a[i1:i2]))
+            out_b.append(marked(b[j1:j2]))
+    return "".join(out_a), "".join(out_b)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules: the spec's reasons, per line (the audit's JSON gives each line's rule, not its reason).
+
+RULE_LINE = re.compile(r"^\s*lines?\s+(\d+)(?:\s*-\s*(\d+))?(?:\s+number\s+(\d+))?\s*:\s*(.*?)\s*(?:—|--)\s*(.*)$")
+
+
+def parse_rules(body: str):
+    """[(first, last, number, rule, why)] from a rules block."""
+    rules = []
+    for raw in body.splitlines():
+        m = RULE_LINE.match(raw)
+        if m:
+            first = int(m.group(1))
+            last = int(m.group(2) or first)
+            rules.append((first, last, m.group(3), m.group(4).strip(), m.group(5).strip()))
+        elif raw.strip() and rules:
+            f, l, n, r, w = rules[-1]
+            rules[-1] = (f, l, n, r, w + " " + raw.strip())
+    return rules
+
+
+def inline_code(s: str) -> str:
+    """A rule's reason: `code` spans as <code>, the rest escaped."""
+    parts = re.split(r"(`[^`]+`)", s)
+    return "".join(f"<code>{esc(p[1:-1])}</code>" if p.startswith("`") and p.endswith("`") and len(p) > 1 else esc(p)
+                   for p in parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# The C++ of a listing: found by its `// [listing-id]` marker lines in src/, shown with \snippet.
+
+def find_snippet(source: Path, listing_id: str):
+    """(path relative to src/, first line, last line) of the marked region, or None."""
+    # A plain comment (`// [id]`): `//!` would make the marker a doc comment of the function.
+    marker = re.compile(r"^\s*//!?\s*\[" + re.escape(listing_id) + r"\]\s*$")
+    for path in sorted((source / "src").rglob("*.cpp")) + sorted((source / "src").rglob("*.hpp")):
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        hits = [k + 1 for k, raw in enumerate(lines) if marker.match(raw)]
+        if hits:
+            first, last = hits[0], hits[-1] if len(hits) > 1 else hits[0]
+            return path.relative_to(source / "src").as_posix(), first + 1, last - 1
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The page of one lesson.
+
+class LessonPage:
+    def __init__(self, spec: Spec | None, result: dict | None, source: Path, img_dir: Path, audit: dict | None):
+        self.spec, self.result, self.source, self.img_dir, self.audit = spec, result, source, img_dir, audit
+        self.lesson_id = (result or {}).get("id") or (spec.lesson if spec else "")
+        self.title = (spec.title if spec and spec.title else (result or {}).get("title", "")) or self.lesson_id
+        self.claims = {c["id"]: c for c in (result or {}).get("claims", [])}
+        self.listings = {li["id"]: li for li in (result or {}).get("listings", [])}
+        self.rules = {}
+        if spec:
+            for b in spec.blocks:
+                if b.kind == "rules":
+                    self.rules.setdefault(b.ref, []).extend(parse_rules(b.text))
+        self.figures = []
+        self.warnings = []
+
+    # -- status ---------------------------------------------------------------------------
+    def status(self) -> str:
+        if self.result is None:
+            return "missing"
+        if self.result.get("problems"):
+            return "error"
+        items = list(self.claims.values()) + list(self.listings.values())
+        if not items:
+            return "error"
+        bad = [x["status"] for x in items if x["status"] != "passed"]
+        return bad[0] if bad else "passed"
+
+    def counts(self):
+        claims = list(self.claims.values())
+        listings = list(self.listings.values())
+        controls = [ctl for c in claims for ch in c.get("checks", []) for ctl in ch.get("controls", [])]
+        return {
+            "claims": (sum(c["status"] == "passed" for c in claims), len(claims)),
+            "listings": (sum(li["status"] == "passed" for li in listings), len(listings)),
+            "controls": (sum(bool(ctl.get("rejected")) for ctl in controls), len(controls)),
+            "lines": (sum(bool(v.get("passed")) for li in listings for v in li.get("lines", [])),
+                      sum(len(li.get("lines", [])) for li in listings)),
+        }
+
+    def failures(self):
+        """Human-readable list of what fails, for the red banner."""
+        out = []
+        if self.result is None:
+            out.append("the audit produced no result for this lesson (see the main page)")
+            return out
+        out += [f"problem: {p}" for p in self.result.get("problems", [])]
+        for c in self.claims.values():
+            if c["status"] != "passed":
+                out.append(f'claim <a href="#{claim_anchor(c["id"])}"><code>{esc(c["id"])}</code></a> is '
+                           f'<b>{esc(c["status"])}</b>' + (f': {esc(c["why"])}' if c.get("why") else ""))
+        for li in self.listings.values():
+            if li["status"] != "passed":
+                bad = [str(v["line"]) for v in li.get("lines", []) if not v.get("passed")]
+                what = f' (line{"s" if len(bad) > 1 else ""} {", ".join(bad)} differ)' if bad else ""
+                out.append(f'listing <code>{esc(li["id"])}</code> is <b>{esc(li["status"])}</b>{what}'
+                           + (f': {esc(li["why"])}' if li.get("why") else ""))
+        return out
+
+    # -- blocks ---------------------------------------------------------------------------
+    def banner(self) -> str:
+        st = self.status()
+        c = self.counts()
+        if st == "passed":
+            return htmlonly(
+                f'<div class="vl-banner vl-banner-pass"><span class="vl-banner-mark">✓</span> '
+                f'<b>Verified by this build.</b> {c["claims"][0]}/{c["claims"][1]} claims hold, '
+                f'{c["controls"][0]}/{c["controls"][1]} negative controls rejected, '
+                f'{c["lines"][0]}/{c["lines"][1]} documented lines reproduced '
+                f'({c["listings"][0]}/{c["listings"][1]} listings). {self.provenance_inline()}</div>')
+        items = "".join(f"<li>{f}</li>" for f in self.failures())
+        return htmlonly(
+            f'<div class="vl-banner vl-banner-fail"><span class="vl-banner-mark">✗</span> '
+            f'<b>This lesson fails verification in this build.</b> What this page says is not backed by '
+            f'the code as built: {c["claims"][0]}/{c["claims"][1]} claims hold, '
+            f'{c["lines"][0]}/{c["lines"][1]} documented lines reproduced.<ul>{items}</ul>'
+            f'{self.provenance_inline()}</div>')
+
+    def provenance_inline(self) -> str:
+        p = (self.audit or {}).get("provenance", {})
+        if not p:
+            return ""
+        return (f'<span class="vl-prov-inline">Commit <code>{esc(p.get("commit", "?"))}</code>, '
+                f'{esc(p.get("date", ""))}.</span>')
+
+    def sources(self) -> str:
+        src = self.spec.front.get("sources", []) if self.spec else []
+        if isinstance(src, str):
+            src = [src]
+        if not src:
+            return ""
+        items = "".join(f"<li>{inline_code(s)}</li>" for s in src)
+        return htmlonly(f'<div class="vl-sources"><span class="vl-label">Sources</span><ul>{items}</ul></div>')
+
+    def claim_card(self, block: Block) -> str:
+        cid = block.get("id")
+        c = self.claims.get(cid)
+        status = c["status"] if c else "missing"
+        statement = c["statement"] if c else block.get("statement")
+        kind = c["kind"] if c else block.get("kind")
+        tol = c["tolerance"] if c else block.get("tolerance")
+        src = c["source"] if c else block.get("source")
+        rows = []
+        if c is None:
+            rows.append('<div class="vl-why">The audit has no result for this claim.</div>')
+        elif c.get("why"):
+            rows.append(f'<div class="vl-why">{esc(c["why"])}</div>')
+        for ch in (c or {}).get("checks", []):
+            ok = ch.get("passed")
+            rows.append(
+                f'<div class="vl-check"><span class="vl-label">Check</span> <span class="vl-check-name">{esc(ch["name"])}</span>'
+                f'<div class="vl-measure"><span class="vl-measured {"vl-ok" if ok else "vl-bad"}">measured '
+                f'{fmt_number(ch.get("measured"))}</span> <span class="vl-tol">tolerance {esc(tol)}</span></div>'
+                f'<div class="vl-detail">{esc(ch.get("detail", ""))}</div>'
+                + (f'<div class="vl-why">error: {esc(ch["error"])}</div>' if ch.get("error") else "") + '</div>')
+            ctls = ch.get("controls", [])
+            if ctls:
+                trs = "".join(
+                    f'<tr><td>{esc(ctl["name"])}</td><td class="vl-num">{fmt_number(ctl.get("measured"))}</td>'
+                    f'<td>{control_verdict(ctl.get("rejected"))}</td></tr>'
+                    for ctl in ctls)
+                rows.append(
+                    '<details class="vl-controls"><summary>Negative controls: '
+                    f'{sum(bool(x.get("rejected")) for x in ctls)}/{len(ctls)} rejected</summary>'
+                    '<table class="vl-table"><thead><tr><th>broken variant</th><th>measured</th><th>the check</th></tr></thead>'
+                    f'<tbody>{trs}</tbody></table>'
+                    + "".join(f'<div class="vl-detail"><b>{esc(ctl["name"])}</b>: {esc(ctl.get("detail", ""))}</div>' for ctl in ctls)
+                    + '</details>')
+        ok = status == "passed"
+        return htmlonly(
+            f'<div class="vl-card vl-claim {"" if ok else "vl-card-fail"}" id="{claim_anchor(cid)}">'
+            f'<div class="vl-card-head"><span class="vl-card-kind">Claim</span> <code class="vl-id">{esc(cid)}</code>'
+            f' <span class="vl-badge">{esc(kind)}</span> {verdict(status)}</div>'
+            f'<div class="vl-statement">{esc(statement)}</div>'
+            + "".join(rows)
+            + f'<div class="vl-source"><span class="vl-label">Source</span> {esc(src)}</div></div>')
+
+    def listing_card(self, block: Block) -> str:
+        lid = block.get("id")
+        li = self.listings.get(lid)
+        status = li["status"] if li else "missing"
+        params = block.get("parameters")
+        meta = [("Function", f'<code>{esc(block.get("function"))}</code>')]
+        if params:
+            meta.append(("Parameters", esc(params)))
+        if block.get("source"):
+            meta.append(("Source", esc(block.get("source"))))
+        dl = "".join(f'<div class="vl-meta-row"><span class="vl-label">{k}</span> <span>{v}</span></div>' for k, v in meta)
+        head = htmlonly(
+            f'<div class="vl-card vl-listing {"" if status == "passed" else "vl-card-fail"}" id="listing-{esc(lid)}">'
+            f'<div class="vl-card-head"><span class="vl-card-kind">Listing</span> <code class="vl-id">{esc(lid)}</code> '
+            f'{verdict(status)}</div>{dl}</div>')
+        snip = find_snippet(self.source, lid)
+        if snip is None:
+            self.warnings.append(f"{lid}: no `// [{lid}]` markers in src/: its C++ is not shown")
+            code = htmlonly(
+                f'<div class="vl-missing">The C++ of <code>{esc(lid)}</code> is not marked for the docs: '
+                f'add a line <code>// [{esc(lid)}]</code> before and after <code>{esc(block.get("function"))}</code>.</div>')
+        else:
+            rel, first, last = snip
+            code = (htmlonly(f'<div class="vl-code-caption">The C++ twin, <code>src/{esc(rel)}</code>, '
+                             f'lines {first}–{last}</div>')
+                    + f"\n\\snippet {rel} {lid}\n")
+        return head + code
+
+    def arrays_table(self, lid: str) -> str:
+        li = self.listings.get(lid)
+        arr = ""
+        if li and li.get("arrays"):
+            trs = "".join(
+                f'<tr><td><code>{esc(a["name"])}</code></td><td><code>{esc(a["golden"])}</code></td>'
+                f'<td class="vl-num">{fmt_number(a.get("max_abs_error"))}</td><td class="vl-num">abs {fmt_number(a.get("tolerance"))}</td>'
+                f'<td>{verdict("passed" if a.get("passed") else "failed", True)}</td></tr>' for a in li["arrays"])
+            arr = htmlonly(
+                '<table class="vl-table vl-arrays"><caption>Arrays the listing computes, against numeric goldens '
+                'from an independent reference</caption><thead><tr><th>array</th><th>golden</th>'
+                f'<th>max |produced − golden|</th><th>tolerance</th><th>verdict</th></tr></thead><tbody>{trs}</tbody></table>')
+        return arr
+
+    def output_table(self, block: Block) -> str:
+        lid = block.ref
+        li = self.listings.get(lid)
+        documented = block.text.splitlines()
+        reasons = {}
+        for first, last, number, rule, why in self.rules.get(lid, []):
+            for k in range(first, last + 1):
+                reasons.setdefault(k, []).append((number, rule, why))
+        rows = []
+        lines = (li or {}).get("lines") or [
+            {"line": k + 1, "documented": d, "produced": None, "rule": "", "passed": False, "detail": ""}
+            for k, d in enumerate(documented)]
+        # Wide lines (tables) would wrap side by side and lose their columns: stack them instead.
+        wide = max((len(v.get("documented") or "") for v in lines), default=0) > 52 or \
+            max((len(v.get("produced") or "") for v in lines), default=0) > 52
+        for v in lines:
+            doc, prod = v.get("documented", ""), v.get("produced")
+            if prod is None:
+                d_html, p_html = esc(doc), '<span class="vl-absent">(not produced)</span>'
+            elif doc != prod:
+                d_html, p_html = mark_differences(doc, prod)
+            else:
+                d_html = p_html = esc(doc)
+            rule = v.get("rule") or "exact"
+            why = "; ".join(("number " + n + ": " if n else "") + w for n, _, w in reasons.get(v["line"], []))
+            rule_html = f'<code>{esc(rule)}</code>'
+            if why:  # the reason is in the rules list under the table; the cell links to it
+                rule_html += (f' <a class="vl-rule-ref" href="#rules-{esc(lid)}" title="{esc(why)}">why</a>')
+            detail = f'<div class="vl-rule-why vl-bad">{esc(v["detail"])}</div>' if v.get("detail") and not v.get("passed") else ""
+            err = ""
+            if v.get("abs_error") is not None:
+                err = f'<div class="vl-rule-why">|error| {fmt_number(v["abs_error"])}</div>'
+            if wide:
+                cells = (f'<td><pre class="vl-line vl-doc" title="documented">{d_html}</pre>'
+                         f'<pre class="vl-line vl-prod" title="this build">{p_html}</pre></td>')
+            else:
+                cells = f'<td><pre class="vl-line">{d_html}</pre></td><td><pre class="vl-line">{p_html}</pre></td>'
+            rows.append(
+                f'<tr class="{"" if v.get("passed") else "vl-row-fail"}"><td class="vl-num">{v["line"]}</td>{cells}'
+                f'<td class="vl-rule">{rule_html}{err}{detail}</td>'
+                f'<td>{verdict("passed" if v.get("passed") else "failed", True)}</td></tr>')
+        extra = ""
+        if li:
+            produced = li.get("produced", [])
+            if len(produced) > len(lines):
+                more = "".join(f"<div><code>{esc(p)}</code></div>" for p in produced[len(lines):])
+                extra = f'<div class="vl-why">The build printed {len(produced) - len(lines)} more line(s) than documented:{more}</div>'
+            if li.get("why") and li["status"] != "passed":
+                extra += f'<div class="vl-why">{esc(li["why"])}</div>'
+        else:
+            extra = f'<div class="vl-why">The audit has no result for listing <code>{esc(lid)}</code>.</div>'
+        return htmlonly(
+            f'<div class="vl-output"><table class="vl-table vl-compare{" vl-stacked" if wide else ""}"><caption>Output of '
+            f'<code>{esc(lid)}</code>: as the lesson documented it, and as this build printed it</caption>'
+            + ('<thead><tr><th>#</th><th>documented <span class="vl-prod-key">this build</span></th><th>rule</th><th>verdict</th></tr></thead>'
+               if wide else '<thead><tr><th>#</th><th>documented</th><th>this build</th><th>rule</th><th>verdict</th></tr></thead>')
+            + f'<tbody>{"".join(rows)}</tbody></table>{extra}</div>')
+
+    def rules_note(self, block: Block) -> str:
+        rules = parse_rules(block.text)
+        if not rules:
+            return ""
+        items = "".join(
+            f'<li><span class="vl-rule-where">line{"s " + str(f) + "–" + str(l) if l != f else " " + str(f)}'
+            f'{" number " + n if n else ""}</span>: <code>{esc(r)}</code> — {inline_code(w)}</li>'
+            for f, l, n, r, w in rules)
+        return htmlonly(f'<div class="vl-rules" id="rules-{esc(block.ref)}"><span class="vl-label">Comparison rules</span>'
+                        f'<ul>{items}</ul><span class="vl-rules-default">Every other line must match character for character.</span></div>')
+
+    def figure(self, fig) -> str:
+        return (f'\n\\image html {fig.file} "{escape_caption(fig.caption)}"\n')
+
+    def figures_after(self, kind, ident):
+        return "".join(self.figure(f) for f in self.figures if f.anchor == (kind, ident))
+
+    def summary(self) -> str:
+        if not self.claims:
+            return ""
+        trs = []
+        for c in self.claims.values():
+            ch = (c.get("checks") or [{}])[0]
+            ctls = [x for chk in c.get("checks", []) for x in chk.get("controls", [])]
+            rejected = sum(bool(x.get("rejected")) for x in ctls)
+            ctl_html = (f'<span class="{"vl-ok" if ctls and rejected == len(ctls) else "vl-bad"}">{rejected}/{len(ctls)}</span>'
+                        + "".join(f'<div class="vl-small">{"✓" if x.get("rejected") else "✗"} {esc(x["name"])}</div>' for x in ctls))
+            trs.append(
+                f'<tr class="{"" if c["status"] == "passed" else "vl-row-fail"}">'
+                f'<td><a href="#{claim_anchor(c["id"])}"><code>{esc(c["id"])}</code></a><div class="vl-small">{esc(c["kind"])}</div></td>'
+                f'<td>{esc(c["statement"])}</td><td class="vl-num">{esc(c["tolerance"])}</td>'
+                f'<td class="vl-num">{fmt_number(ch.get("measured"))}</td><td>{ctl_html}</td>'
+                f'<td class="vl-small">{esc(c["source"])}</td><td>{verdict(c["status"], True)}</td></tr>')
+        return htmlonly(
+            '<table class="vl-table vl-summary"><thead><tr><th>claim</th><th>statement</th><th>tolerance</th>'
+            '<th>measured</th><th>negative controls rejected</th><th>source</th><th>verdict</th></tr></thead>'
+            f'<tbody>{"".join(trs)}</tbody></table>')
+
+    def provenance(self) -> str:
+        p = (self.audit or {}).get("provenance", {})
+        rows = [("Commit", p.get("commit")), ("Compiler", p.get("compiler")), ("Build", p.get("build")),
+                ("BLAS", p.get("blas")), ("Date", p.get("date")),
+                ("Spec", f"specs/{self.spec.path.name}" if self.spec else None)]
+        trs = "".join(f'<tr><th>{k}</th><td><code>{esc(v)}</code></td></tr>' for k, v in rows if v)
+        return htmlonly(f'<table class="vl-table vl-provenance"><tbody>{trs}</tbody></table>')
+
+    # -- the page -------------------------------------------------------------------------
+    def render(self) -> str:
+        self.figures = plots.figures_for(self.result, self.spec, self.img_dir, self.warnings)
+        name = page_name(self.lesson_id)
+        title = escape_doxygen_text(self.title)
+        parts = [f"{title} {{#{name}}}\n{'=' * max(len(self.title), 3)}\n", self.banner(), self.sources(), "[TOC]\n"]
+        if self.spec is None:
+            parts.append(htmlonly('<div class="vl-missing">No spec file was found for this lesson.</div>'))
+        else:
+            if self.spec.error:
+                parts.append(htmlonly(f'<div class="vl-missing">{esc(self.spec.error)}</div>'))
+            for b in self.spec.blocks:
+                if b.kind == "prose":
+                    parts.append("\n" + prose_to_doxygen(b.text, drop_title=self.title) + "\n")
+                elif b.kind == "claim":
+                    parts.append(self.claim_card(b))
+                    parts.append(self.figures_after("claim", b.get("id")))
+                elif b.kind == "listing":
+                    parts.append(self.listing_card(b))
+                    if not any(x.kind == "output" and x.ref == b.get("id") for x in self.spec.blocks):
+                        parts.append(self.arrays_table(b.get("id")))
+                        parts.append(self.figures_after("listing", b.get("id")))
+                elif b.kind == "output":
+                    parts.append(self.output_table(b))
+                    if not any(x.kind == "rules" and x.ref == b.ref for x in self.spec.blocks):
+                        parts.append(self.arrays_table(b.ref))
+                        parts.append(self.figures_after("listing", b.ref))
+                elif b.kind == "rules":  # the rules read with the table: arrays and plots after them
+                    parts.append(self.rules_note(b))
+                    if any(x.kind == "output" and x.ref == b.ref for x in self.spec.blocks):
+                        parts.append(self.arrays_table(b.ref))
+                        parts.append(self.figures_after("listing", b.ref))
+        # What the audit reports but the spec's blocks did not place: shown at the end, not lost.
+        blocks = self.spec.blocks if self.spec else []
+        placed_claims = {b.get("id") for b in blocks if b.kind == "claim"}
+        placed_listings = {b.get("id") for b in blocks if b.kind == "listing"} | {b.ref for b in blocks if b.kind == "output"}
+        for lid, li in self.listings.items():
+            if lid in placed_listings:
+                continue
+            parts.append(self.listing_card(Block("listing", fields=[("id", lid), ("function", li.get("function", ""))])))
+            documented = "\n".join(v.get("documented", "") for v in li.get("lines", []))
+            parts.append(self.output_table(Block("output", documented, ref=lid)))
+            parts.append(self.arrays_table(lid))
+            parts.append(self.figures_after("listing", lid))
+        for cid in self.claims:
+            if cid not in placed_claims:
+                parts.append(self.claim_card(Block("claim", fields=[("id", cid)])))
+                parts.append(self.figures_after("claim", cid))
+        parts.append(self.figures_after("end", None))
+        parts.append("\n# Verification summary {#" + name + "_summary}\n")
+        parts.append("Every claim of this lesson, as this build measured it. A claim holds when its check "
+                     "passes *and* every negative control (a deliberately broken implementation) is rejected "
+                     "by the same check.\n")
+        parts.append(self.summary() or "This lesson has no claims in this build's audit.\n")
+        parts.append("\n# Provenance {#" + name + "_provenance}\n")
+        parts.append("The numbers on this page were produced by this build:\n")
+        parts.append(self.provenance())
+        return "\n".join(p for p in parts if p)
+
+
+def escape_caption(s: str) -> str:
+    return s.replace('"', "'").replace("\\", "\\\\").replace("@", "\\@")
+
+
+# ---------------------------------------------------------------------------------------------
+# The main page.
+
+def render_index(pages, audit, audit_error: str) -> str:
+    parts = ["Verified Lessons {#mainpage}\n================\n"]
+    parts.append(
+        "Lessons on attention, written down once as a spec, computed by C++ and checked by this build. "
+        "Each page below weaves the lesson's prose with its **claims** (each checked, and each check "
+        "shown to reject a deliberately broken implementation), its **listings** (the C++ twin of the "
+        "lesson's code, pulled from the sources) and the **documented output** side by side with what "
+        "this build printed, line by line, with the rule each line is compared by.\n")
+    if audit_error:
+        parts.append(htmlonly(f'<div class="vl-banner vl-banner-fail"><span class="vl-banner-mark">✗</span> '
+                              f'<b>The audit did not produce a report.</b><pre>{esc(audit_error)}</pre></div>'))
+    elif audit and audit.get("problems"):
+        items = "".join(f"<li>{esc(p)}</li>" for p in audit["problems"])
+        parts.append(htmlonly(f'<div class="vl-banner vl-banner-fail"><span class="vl-banner-mark">✗</span> '
+                              f'<b>The audit reports problems outside any lesson.</b><ul>{items}</ul></div>'))
+    trs = []
+    for pg in pages:
+        c = pg.counts()
+        st = pg.status()
+        trs.append(
+            f'<tr class="{"" if st == "passed" else "vl-row-fail"}">'
+            f'<td><a class="vl-lesson-link" href="{page_name(pg.lesson_id)}.html">{esc(pg.title)}</a>'
+            f'<div class="vl-small"><code>{esc(pg.lesson_id)}</code></div></td>'
+            f'<td>{verdict(st if st == "passed" else "failed")}'
+            f'{"" if st in ("passed", "failed") else f"<div class=vl-small>{esc(STATUS_WORD.get(st, st))}</div>"}</td>'
+            f'<td class="vl-num">{c["claims"][0]}/{c["claims"][1]}</td>'
+            f'<td class="vl-num">{c["controls"][0]}/{c["controls"][1]}</td>'
+            f'<td class="vl-num">{c["lines"][0]}/{c["lines"][1]}</td>'
+            f'<td class="vl-small"><code>specs/{esc(pg.spec.path.name) if pg.spec else "—"}</code></td></tr>')
+    parts.append("# Lessons {#lessons_index}\n")
+    parts.append(htmlonly(
+        '<table class="vl-table vl-index"><thead><tr><th>lesson</th><th>status</th><th>claims hold</th>'
+        '<th>controls rejected</th><th>documented lines reproduced</th><th>spec</th></tr></thead>'
+        f'<tbody>{"".join(trs)}</tbody></table>'))
+    # The page hierarchy (the navigation tree); the table above is what a reader sees.
+    parts.append('\n<div class="vl-subpages">\n\n' + "\n".join(f"- \\subpage {page_name(pg.lesson_id)}" for pg in pages)
+                 + "\n\n</div>\n")
+    parts.append("# How to read a lesson {#reading}\n")
+    parts.append(htmlonly(
+        '<table class="vl-table vl-legend"><thead><tr><th>rule</th><th>a produced line passes when</th></tr></thead><tbody>'
+        '<tr><td><code>exact</code></td><td>it equals the documented line, character for character (the default)</td></tr>'
+        '<tr><td><code>ws</code></td><td>it equals it with runs of spaces counted as one</td></tr>'
+        '<tr><td><code>abs A</code>, <code>rel R</code></td><td>the text around the numbers is exact and each number is within A absolute or R relative</td></tr>'
+        '<tr><td><code>bound X</code></td><td>the text is exact and the number is below X</td></tr>'
+        '<tr><td><code>machine</code></td><td>the text is exact and the number has the documented form (a timing)</td></tr>'
+        '</tbody></table>'))
+    parts.append("Where a produced line differs from the documented one, the differing characters are "
+                 "<span class=\"vl-mark\">marked</span> (a space shows as ␣). The C++ reference of the sources is under "
+                 "*Namespaces* and *Files*.\n")
+    p = (audit or {}).get("provenance", {})
+    if p:
+        parts.append("# Provenance {#provenance}\n")
+        trs = "".join(f'<tr><th>{k}</th><td><code>{esc(p.get(key, ""))}</code></td></tr>'
+                      for k, key in (("Commit", "commit"), ("Compiler", "compiler"), ("Build", "build"),
+                                     ("BLAS", "blas"), ("Date", "date")))
+        parts.append(htmlonly(f'<table class="vl-table vl-provenance"><tbody>{trs}</tbody></table>'))
+        parts.append(f"Audit totals: {audit.get('passed', 0)} passed, {audit.get('failed', 0)} failed.\n")
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--source", required=True, type=Path, help="the repository (specs/, src/)")
+    ap.add_argument("--audit", required=True, type=Path, help="the audit's JSON (lessons audit --json)")
+    ap.add_argument("--out", required=True, type=Path, help="where to write the pages")
+    ap.add_argument("--strict", action="store_true", help="fail on a generator warning (e.g. a listing without markers)")
+    args = ap.parse_args(argv)
+
+    audit, audit_error = None, ""
+    try:
+        audit = json.loads(args.audit.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        audit_error = f"{args.audit}: no audit report (did `lessons audit --json` fail?)"
+    except (OSError, json.JSONDecodeError) as e:
+        audit_error = f"{args.audit}: unreadable audit report: {e}"
+    err_file = args.audit.with_suffix(args.audit.suffix + ".stderr")
+    if audit_error and err_file.exists():
+        audit_error += "\n" + err_file.read_text(encoding="utf-8", errors="replace")[-4000:]
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    img_dir = args.out / "img"
+    img_dir.mkdir(exist_ok=True)
+    for old in list(args.out.glob("*.md")) + list(img_dir.glob("*")):
+        old.unlink()
+
+    specs = {}
+    for path in sorted((args.source / "specs").glob("*.md")):
+        if path.name == "README.md":
+            continue
+        spec = parse_spec(path)
+        specs[spec.lesson or path.stem] = spec
+    results = {l["id"]: l for l in (audit or {}).get("lessons", [])}
+    ids = list(results) + [k for k in specs if k not in results]
+
+    pages, warnings = [], []
+    for lid in ids:
+        spec = specs.get(lid)
+        if spec is None and lid in results:
+            p = results[lid].get("spec")
+            spec = next((s for s in specs.values() if p and s.path.resolve() == Path(p).resolve()), None)
+        page = LessonPage(spec, results.get(lid), args.source, img_dir, audit)
+        text = page.render()
+        (args.out / f"{page_name(page.lesson_id)}.md").write_text(text + "\n", encoding="utf-8")
+        pages.append(page)
+        warnings += page.warnings
+    (args.out / "index.md").write_text(render_index(pages, audit, audit_error) + "\n", encoding="utf-8")
+    for w in warnings:
+        print(f"generate.py: warning: {w}", file=sys.stderr)
+    print(f"generate.py: {len(pages)} lesson page(s), {len(list(img_dir.glob('*.svg')))} plot(s) in {args.out}")
+    return 1 if (args.strict and warnings) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

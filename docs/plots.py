@@ -1,0 +1,325 @@
+"""Plots of this run's numbers, for the lesson pages (matplotlib, Agg backend, SVG).
+
+A plot hook looks at one lesson's audit result (and its spec) and returns the figures it can
+draw, each anchored to a block of the page: after a claim's card, after a listing's output, or
+at the end. Hooks recognise their data by its shape (a claim detail with per-n counts, a
+listing that prints a d_k table, ...), not by the lesson's name alone, and draw nothing when it
+is absent: a lesson that does not exist yet, or prints something else, gets no plot.
+
+    @hook
+    def my_plot(ctx):                 # ctx: Context (lesson JSON, spec, where to write)
+        ...
+        return [ctx.save(fig, "name", caption, ("claim", claim_id))]
+
+The numbers come from the audit's JSON (today parsed from the checks' `detail` text and the
+listings' printed lines; see the notes at each hook for what structured field would replace
+the parsing).
+"""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+HOOKS = []
+
+# One look for every plot: quiet axes, the site's colours, text as paths (no web fonts).
+STYLE = {
+    "figure.figsize": (6.4, 3.6), "figure.dpi": 100, "savefig.bbox": "tight", "svg.fonttype": "path",
+    "font.family": "DejaVu Sans", "font.size": 10, "axes.titlesize": 10.5, "axes.titleweight": "bold",
+    "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True, "grid.alpha": 0.25,
+    "grid.linestyle": "-", "legend.frameon": False, "legend.fontsize": 9, "axes.edgecolor": "#666",
+    "xtick.color": "#444", "ytick.color": "#444", "axes.labelcolor": "#222",
+    "axes.prop_cycle": matplotlib.cycler(color=["#1f5fa8", "#d1495b", "#2e8b57", "#8e6bb8", "#e08a1e"]),
+}
+BLUE, RED, GREEN, GREY = "#1f5fa8", "#d1495b", "#2e8b57", "#9a9a9a"
+
+
+@dataclass
+class Figure:
+    file: str          # name under img/ (Doxygen's IMAGE_PATH)
+    caption: str
+    anchor: tuple      # ("claim", id) | ("listing", id) | ("end", None)
+
+
+@dataclass
+class Context:
+    lesson: dict       # the lesson's object in the audit JSON
+    spec: object       # generate.Spec or None
+    img_dir: Path
+
+    def save(self, fig, name: str, caption: str, anchor) -> Figure:
+        file = f"{self.lesson['id']}-{name}.svg".replace("/", "_")
+        fig.savefig(self.img_dir / file, format="svg", metadata={"Date": None})
+        plt.close(fig)
+        return Figure(file, caption, anchor)
+
+    def claims(self):
+        return self.lesson.get("claims", [])
+
+    def listings(self):
+        return self.lesson.get("listings", [])
+
+    def spec_listing(self, listing_id):
+        for b in (self.spec.blocks if self.spec else []):
+            if b.kind == "listing" and b.get("id") == listing_id:
+                return b
+        return None
+
+
+def hook(fn):
+    HOOKS.append(fn)
+    return fn
+
+
+def figures_for(lesson, spec, img_dir: Path, warnings: list):
+    """Every figure the hooks can draw for this lesson (none when it has no audit result)."""
+    if not lesson:
+        return []
+    ctx = Context(lesson, spec, img_dir)
+    out = []
+    with plt.rc_context(STYLE):
+        for fn in HOOKS:
+            try:
+                out += fn(ctx) or []
+            except Exception as e:  # a hook must not take the docs down: say so, draw nothing
+                warnings.append(f"plot hook {fn.__name__} failed on {lesson.get('id')}: {e!r}")
+                plt.close("all")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing helpers.
+
+NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+def parse_counts(detail: str):
+    """'...; n=256: chunked 397312 (n·B·d + n·d² = 196608), parallel 2097152 (n²·d = 1048576); ...'
+    -> (ns, {series: [counts]}, {series: (formula, [values])}), or None."""
+    ns, series, formulas = [], {}, {}
+    for part in detail.split(";"):
+        m = re.match(r"^\s*n\s*=\s*(\d+)\s*:\s*(.*)$", part)
+        if not m:
+            continue
+        ns.append(int(m.group(1)))
+        for item in re.finditer(r"([A-Za-z][\w ]*?)\s+(\d+)(?:\s*\(([^=()]+?)\s*=\s*(\d+)\))?", m.group(2)):
+            name = item.group(1).strip()
+            series.setdefault(name, []).append(int(item.group(2)))
+            if item.group(3):
+                formulas.setdefault(name, (item.group(3).strip(), []))[1].append(int(item.group(4)))
+    if len(ns) < 2 or not series or any(len(v) != len(ns) for v in series.values()):
+        return None
+    return ns, series, formulas
+
+
+# ---------------------------------------------------------------------------------------------
+# linear-rnn: multiply-adds against n, log-log (claim detail "n=...: chunked X (...), parallel Y (...)").
+# Asks the engine for: the check's counts as structured data (e.g. "data": {"n": [...], "chunked": [...]}).
+
+@hook
+def cost_against_n(ctx: Context):
+    figs = []
+    for claim in ctx.claims():
+        if claim.get("kind") != "complexity":
+            continue
+        for check in claim.get("checks", []):
+            parsed = parse_counts(check.get("detail", ""))
+            if not parsed:
+                continue
+            ns, series, formulas = parsed
+            fig, ax = plt.subplots(figsize=(7.6, 3.8))
+            colours = [BLUE, RED, GREEN, "#8e6bb8"]
+            for k, (name, counts) in enumerate(series.items()):
+                c = colours[k % len(colours)]
+                slope = np.polyfit(np.log2(ns), np.log2(counts), 1)[0]
+                ax.loglog(ns, counts, "o-", color=c, lw=2, ms=5,
+                          label=f"{name} form, counted (slope {slope:.2f})")
+                if name in formulas and len(formulas[name][1]) == len(ns):
+                    ax.loglog(ns, formulas[name][1], "--", color=c, lw=1, alpha=0.7,
+                              label=f"{formulas[name][0]}")
+            for ctl in check.get("controls", []):
+                cp = parse_counts(ctl.get("detail", ""))
+                if cp and cp[0] == ns:
+                    first = next(iter(cp[1].items()))
+                    ax.loglog(ns, first[1], "x", color=GREY, ms=9, mew=1.5,
+                              label=f"negative control: {ctl['name']}")
+            ax.set_xlabel("sequence length n")
+            ax.set_ylabel("multiply-adds")
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(ns, [str(n) for n in ns])
+            ax.minorticks_off()
+            ax.set_title("Work against sequence length, counted in this build")
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8.5)
+            figs.append(ctx.save(fig, f"cost-{claim['id'].split('.')[-1]}",
+                                 f"Multiply-adds counted by this build for {claim['id']}, log-log: the chunked "
+                                 "form's line has slope 1 (linear in n), the parallel form's slope 2. Dashed: the "
+                                 "leading terms of the cost formulas. Grey: the broken variant the check rejects.",
+                                 ("claim", claim["id"])))
+            break
+    return figs
+
+
+# ---------------------------------------------------------------------------------------------
+# attention: score std against sqrt(d_k), softmax Jacobian norms with and without the scale.
+# Recognised by a listing that prints a table whose header names d_k, std and sqrt(d_k), with
+# rows "d_k std sqrt | max_w |J| | max_w |J|" (seed article 001, the scaling listing).
+# Asks the engine for: the listing's table as columns in the JSON.
+
+SCALE_ROW = re.compile(rf"^\s*(\d+)\s+({NUM})\s+({NUM})\s*\|\s*({NUM})\s+({NUM})\s*\|\s*({NUM})\s+({NUM})\s*$")
+
+
+def scale_table(lines):
+    rows = [tuple(float(x) for x in m.groups()) for m in map(SCALE_ROW.match, lines) if m]
+    return np.array(rows) if len(rows) >= 2 else None
+
+
+@hook
+def attention_scale(ctx: Context):
+    figs = []
+    for li in ctx.listings():
+        produced = li.get("produced", [])
+        if not any("d_k" in l and "std" in l and "sqrt" in l for l in produced):
+            continue
+        t = scale_table(produced)
+        if t is None:
+            continue
+        doc = scale_table([v.get("documented", "") for v in li.get("lines", [])])
+        dk = t[:, 0]
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(8.4, 3.4))
+        a1.loglog(dk, t[:, 2], "-", color=GREY, lw=1, base=2, label=r"$\sqrt{d_k}$")
+        a1.loglog(dk, t[:, 1], "o", color=BLUE, ms=5, base=2, label=r"std$(q\cdot k)$, this build")
+        if doc is not None and len(doc) == len(t):
+            a1.loglog(doc[:, 0], doc[:, 1], "o", mfc="none", mec=RED, ms=9, base=2, label="documented")
+        a1.set_xlabel(r"$d_k$")
+        a1.set_title(r"Raw scores grow like $\sqrt{d_k}$")
+        a1.legend()
+        a2.semilogx(dk, t[:, 4], "o-", color=RED, lw=2, base=2, label="without 1/√d_k")
+        a2.semilogx(dk, t[:, 6], "o-", color=BLUE, lw=2, base=2, label="with 1/√d_k")
+        if doc is not None and len(doc) == len(t):
+            a2.semilogx(doc[:, 0], doc[:, 4], "o", mfc="none", mec=GREY, ms=9, base=2, label="documented")
+            a2.semilogx(doc[:, 0], doc[:, 6], "o", mfc="none", mec=GREY, ms=9, base=2)
+        a2.set_xlabel(r"$d_k$")
+        a2.set_ylim(bottom=0)
+        a2.set_title(r"Softmax Jacobian $\Vert\mathrm{diag}(p) - pp^\top\Vert_F$")
+        a2.legend()
+        for a in (a1, a2):
+            a.set_xticks(dk, [str(int(x)) for x in dk])
+            a.minorticks_off()
+        a1.set_yticks(t[:, 2], [f"{y:g}" for y in t[:, 2]])
+        fig.tight_layout()
+        figs.append(ctx.save(fig, f"scale-{li['id'].split('.')[-1]}",
+                             f"This build's {li['id']}: left, the standard deviation of raw dot products against "
+                             "√d_k; right, the mean Frobenius norm of the softmax Jacobian, without and with the "
+                             "1/√d_k scale. Without it the softmax saturates and the gradient vanishes as d_k grows.",
+                             ("listing", li["id"])))
+    return figs
+
+
+# ---------------------------------------------------------------------------------------------
+# masking: per-position change of the output when the later tokens change, with and without the
+# causal mask. Recognised by printed lines "<label>: ... [ '2.3e-01', '3.4e-01', ... ]".
+# Asks the engine for: the listing's arrays (the per-position differences) in the JSON.
+
+LIST_LINE = re.compile(r"^\s*(.+?):[^\[]*\[(.*)\]\s*$")
+
+
+@hook
+def masking_influence(ctx: Context):
+    figs = []
+    for li in ctx.listings():
+        series = []
+        for line in li.get("produced", []):
+            m = LIST_LINE.match(line)
+            if not m:
+                continue
+            values = [float(x) for x in re.findall(NUM, m.group(2).replace("'", " "))]
+            if len(values) >= 2:
+                series.append((m.group(1).strip(), values))
+        lengths = {len(v) for _, v in series}
+        if len(series) < 2 or len(lengths) != 1 or not any("mask" in s.lower() or "masch" in s.lower() for s, _ in series):
+            continue
+        n = lengths.pop()
+        fig, ax = plt.subplots(figsize=(6.4, 3.2))
+        width = 0.8 / len(series)
+        for k, (label, values) in enumerate(series):
+            x = np.arange(n) + (k - (len(series) - 1) / 2) * width
+            ax.bar(x, values, width=width, label=label, color=[BLUE, RED, GREEN][k % 3])
+            for xi, v in zip(x, values):
+                if v == 0:
+                    ax.text(xi, 0, "0", ha="center", va="bottom", fontsize=7, color="#444")
+        ax.set_xticks(range(n))
+        ax.set_xlabel("position")
+        ax.set_ylabel("max |change of output|")
+        ax.set_title("Which outputs move when the later tokens change")
+        ax.legend()
+        figs.append(ctx.save(fig, f"influence-{li['id'].split('.')[-1]}",
+                             f"This build's {li['id']}: for each position, the largest change of its output when "
+                             "the later tokens are replaced. With the causal mask, the positions before the change "
+                             "stay exactly at zero.", ("listing", li["id"])))
+    return figs
+
+
+# ---------------------------------------------------------------------------------------------
+# positions: the sinusoidal encoding as a heat map, computed from the spec's formula
+# PE(pos, 2i) = sin(pos / base^(2i/d)), PE(pos, 2i+1) = cos(...), with d from the listing's
+# parameters. Recognised by a lesson on positions whose spec states the base (10000).
+
+def positional_encoding(n: int, d: int, base: float = 10000.0):
+    pos = np.arange(n)[:, None]
+    i = np.arange(d // 2)[None, :]
+    ang = pos / base ** (2 * i / d)
+    pe = np.zeros((n, d))
+    pe[:, 0::2] = np.sin(ang)
+    pe[:, 1::2] = np.cos(ang)
+    return pe
+
+
+@hook
+def positional_heatmap(ctx: Context):
+    lid = ctx.lesson.get("id", "")
+    if not ctx.spec or "position" not in (lid + " " + ctx.lesson.get("title", "")).lower():
+        return []
+    text = ctx.spec.path.read_text(encoding="utf-8")
+    if not re.search(r"\bsin\b|sin\(|\\sin", text) or not re.search(r"10\s*000|10000", text):
+        return []
+    d, anchor = 64, ("end", None)
+    for b in ctx.spec.blocks:
+        if b.kind == "listing":
+            m = re.search(r"\bd(?:_model)?\s*=\s*(\d+)", b.get("parameters"))
+            if m:
+                d, anchor = int(m.group(1)), ("listing", b.get("id"))
+                break
+    d = max(2, d - d % 2)
+    n = 64
+    pe = positional_encoding(n, d)
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    im = ax.imshow(pe.T, aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest", origin="lower")
+    ax.set_xlabel("position pos")
+    ax.set_ylabel("dimension (2i: sin, 2i+1: cos)")
+    ax.set_title(f"Sinusoidal positional encoding, d = {d}")
+    ax.grid(False)
+    fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
+    return [ctx.save(fig, "pe-heatmap",
+                     f"PE(pos, 2i) = sin(pos / 10000^(2i/d)) and PE(pos, 2i+1) = cos(…) for {n} positions and "
+                     f"d = {d}, computed from the spec's formula: the low dimensions turn fast, the high ones slowly.",
+                     anchor)]
+
+
+if __name__ == "__main__":  # a quick look: plots.py audit.json OUTDIR
+    import json
+    audit = json.loads(Path(sys.argv[1]).read_text())
+    out = Path(sys.argv[2])
+    out.mkdir(parents=True, exist_ok=True)
+    warns = []
+    for lesson in audit["lessons"]:
+        for f in figures_for(lesson, None, out, warns):
+            print(f.file, f.anchor)
+    print("\n".join(warns))
