@@ -1,11 +1,17 @@
 // The suite's lessons, in reading order.
 #include "engine/lesson.hpp"
+#include "lessons/attention.hpp"
 #include "lessons/linear_rnn.hpp"
+#include "lessons/masking.hpp"
+#include "lessons/positions.hpp"
 
 namespace vl {
 
 std::vector<Lesson> all_lessons() {
   std::vector<Lesson> lessons;
+  lessons.push_back(lessons::attention::lesson());
+  lessons.push_back(lessons::masking::lesson());
+  lessons.push_back(lessons::positions::lesson());
   lessons.push_back(lessons::linear_rnn::lesson());
   return lessons;
 }

@@ -1,0 +1,153 @@
+// Verification program of lesson masking (specs/masking.md): every claim with its negative
+// controls, the listing against its documented output and PyTorch's arrays, traceability; and
+// direct cases of the mask builders and of the multi-head attention module.
+#define BOOST_TEST_MODULE lesson masking
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+
+#include <xtensor/xview.hpp>
+
+#include "kernels/causal_mask.hpp"
+#include "kernels/multi_head_attention.hpp"
+#include "lesson_tests.hpp"
+#include "lessons/masking.hpp"
+#include "numeric/npy.hpp"
+#include "numeric/torch_mha_init.hpp"
+#include "numeric/torch_random.hpp"
+
+namespace {
+struct Register {
+  Register() { vl::verify::register_lesson(vl::lessons::masking::lesson()); }
+} register_masking;
+
+xt::xarray<double> golden(const std::string& name) {
+  return vl::npy::load_double(std::filesystem::path(VL_SOURCE_DIR) / "reference_outputs/masking" / name);
+}
+double max_abs(const xt::xarray<double>& a, const xt::xarray<double>& b) {
+  BOOST_REQUIRE(a.shape() == b.shape());
+  return xt::amax(xt::abs(a - b))();
+}
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(kernels)
+
+BOOST_AUTO_TEST_CASE(causal_masks_in_three_spellings) {
+  // n = 3: torch's triu(ones, 1) (true = blocked), ONNX's tril (true = may attend), 0/−∞.
+  const xt::xtensor<bool, 2> blocked = vl::causal_blocked(3, 3);
+  const xt::xtensor<bool, 2> expected = {{false, true, true}, {false, false, true}, {false, false, false}};
+  BOOST_TEST((blocked == expected));
+  BOOST_TEST((vl::causal_allowed(3, 3) == !expected));
+  const auto add = vl::causal_additive<double>(3, 3);
+  BOOST_TEST(add(1, 1) == 0.0);
+  BOOST_TEST(std::isinf(add(0, 2)));
+  BOOST_TEST(add(0, 2) < 0);
+}
+
+BOOST_AUTO_TEST_CASE(alignments_when_lengths_differ) {
+  using vl::CausalAlignment;
+  // Sq = 2, Sk = 4: top-left query 0 sees key 0; bottom-right query 0 sees keys 0..2.
+  const xt::xtensor<bool, 2> tl = {{true, false, false, false}, {true, true, false, false}};
+  const xt::xtensor<bool, 2> br = {{true, true, true, false}, {true, true, true, true}};
+  BOOST_TEST((vl::causal_allowed(2, 4, CausalAlignment::top_left) == tl));
+  BOOST_TEST((vl::causal_allowed(2, 4, CausalAlignment::bottom_right) == br));
+  // Sq = 4 > Sk = 2 bottom-right: queries 0 and 1 see nothing.
+  const auto over = vl::causal_allowed(4, 2, CausalAlignment::bottom_right);
+  BOOST_TEST(!over(0, 0));
+  BOOST_TEST(!over(1, 0));
+  BOOST_TEST(over(2, 0));
+  BOOST_TEST(!over(2, 1));
+  BOOST_TEST(over(3, 1));
+}
+
+BOOST_AUTO_TEST_CASE(key_padding) {
+  const auto m = vl::key_padding_blocked({3, 1}, 3);
+  const xt::xtensor<bool, 2> expected = {{false, false, false}, {false, true, true}};
+  BOOST_TEST((m == expected));
+  BOOST_CHECK_THROW(vl::key_padding_blocked({4}, 3), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(seed_002_fixture_in_float) {
+  // Seed lesson 002's fixture: seq 3, d_model 4, two heads of 2 columns, causal, float32.
+  // Position 0's weight on itself is exactly 1 and its output is v_0 (0.1f) exactly.
+  xt::xtensor<float, 4> q = xt::zeros<float>({1, 2, 3, 2}), k = q, v = q;
+  for (std::size_t x = 0; x < 12; ++x) {
+    const std::size_t row = x / 4, h = (x % 4) / 2, c = x % 2;
+    q(0, h, row, c) = float(x + 1) / 10.0f;
+    k(0, h, row, c) = float(x / 4 + 1) / 4.0f - float(x % 2) / 3.0f;
+    v(0, h, row, c) = float(x + 1) / 10.0f;
+  }
+  vl::AttentionOptions<float> o;
+  o.causal = true;
+  o.return_weights = true;
+  const auto r = vl::attention<float>(q, k, v, o);
+  BOOST_TEST(r.weights(0, 0, 0, 0) == 1.0f);
+  BOOST_TEST(r.weights(0, 0, 0, 1) == 0.0f);
+  BOOST_TEST(r.weights(0, 0, 1, 2) == 0.0f);
+  BOOST_TEST(r.output(0, 0, 0, 0) == 0.1f);
+}
+
+BOOST_AUTO_TEST_CASE(mha_cross_attention_matches_torch) {
+  // verify/reference/masking_goldens.py: cross-attention, batch 2, non-zero biases, a bool
+  // attn_mask with a key_padding_mask, then an additive mask; outputs and per-head weights.
+  vl::MhaParameters<double> p;
+  p.in_proj_weight = golden("mha_cross.in_proj_weight.npy");
+  p.in_proj_bias = golden("mha_cross.in_proj_bias.npy");
+  p.out_proj_weight = golden("mha_cross.out_proj_weight.npy");
+  p.out_proj_bias = golden("mha_cross.out_proj_bias.npy");
+  const xt::xtensor<double, 3> q = golden("mha_cross.query.npy"), kv = golden("mha_cross.kv.npy");
+  vl::MhaOptions<double> ob;
+  ob.attn_mask = xt::xarray<bool>(xt::not_equal(golden("mha_cross.blocked.npy"), 0.0));
+  ob.key_padding_mask = xt::xarray<bool>(xt::not_equal(golden("mha_cross.padding.npy"), 0.0));
+  const auto rb = vl::multi_head_attention<double>(q, kv, kv, p, 4, ob);
+  BOOST_TEST(max_abs(rb.output, golden("mha_cross.out_bool.npy")) < 1e-14);
+  BOOST_TEST(max_abs(rb.weights, golden("mha_cross.weights_bool.npy")) < 1e-14);
+  vl::MhaOptions<double> oa;
+  oa.attn_bias = golden("mha_cross.additive.npy");
+  const auto ra = vl::multi_head_attention<double>(q, kv, kv, p, 4, oa);
+  BOOST_TEST(max_abs(ra.output, golden("mha_cross.out_additive.npy")) < 1e-14);
+  BOOST_TEST(max_abs(ra.weights, golden("mha_cross.weights_additive.npy")) < 1e-14);
+  // The same in float: agreement to float32 rounding.
+  vl::MhaParameters<float> pf{xt::cast<float>(p.in_proj_weight), xt::cast<float>(p.in_proj_bias),
+                              xt::cast<float>(p.out_proj_weight), xt::cast<float>(p.out_proj_bias)};
+  vl::MhaOptions<float> of;
+  of.attn_mask = ob.attn_mask;
+  of.key_padding_mask = ob.key_padding_mask;
+  const xt::xtensor<float, 3> qf = xt::cast<float>(q), kvf = xt::cast<float>(kv);
+  const auto rf = vl::multi_head_attention<float>(qf, kvf, kvf, pf, 4, of);
+  BOOST_TEST(max_abs(xt::cast<double>(rf.output), golden("mha_cross.out_bool.npy")) < 1e-5);
+}
+
+BOOST_AUTO_TEST_CASE(mha_unbatched_equals_batched_and_fully_masked_row_is_bias) {
+  vl::torch_rng::Generator gen(0);
+  const auto p = vl::torch_rng::mha_init<double>(gen, 8, 2);
+  const xt::xtensor<double, 2> x = vl::torch_rng::randn<double>(gen, {5, 8});
+  vl::MhaOptions<double> o;
+  o.causal = true;
+  const auto r2 = vl::multi_head_self_attention<double, 2>(x, p, 2, o);
+  BOOST_TEST(r2.output.shape(0) == 5u);
+  BOOST_TEST(r2.weights.shape(0) == 2u);
+  const xt::xtensor<double, 3> x3 = xt::view(x, xt::newaxis(), xt::all(), xt::all());
+  const auto r3 = vl::multi_head_self_attention<double, 3>(x3, p, 2, o);
+  BOOST_TEST(max_abs(r2.output, xt::view(r3.output, 0)) == 0.0);
+  // Every key padded: zero heads, so each output row is out_proj_bias (zeros here), not NaN.
+  vl::MhaOptions<double> all_pad;
+  all_pad.key_padding_mask = xt::xarray<bool>(xt::ones<bool>({std::size_t(5)}));
+  const auto rz = vl::multi_head_self_attention<double, 2>(x, p, 2, all_pad);
+  BOOST_TEST(xt::amax(xt::abs(rz.output))() == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(mha_refuses_bad_shapes) {
+  vl::torch_rng::Generator gen(0);
+  const auto p = vl::torch_rng::mha_init<double>(gen, 8, 2);
+  const xt::xtensor<double, 2> x = xt::zeros<double>({3, 8});
+  BOOST_CHECK_THROW((vl::multi_head_self_attention<double, 2>(x, p, 3)), std::invalid_argument);  // 8 % 3 != 0
+  BOOST_CHECK_THROW((vl::multi_head_self_attention<double, 2>(x, p, 0)), std::invalid_argument);
+  const xt::xtensor<double, 2> wrong = xt::zeros<double>({3, 6});
+  BOOST_CHECK_THROW((vl::multi_head_self_attention<double, 2>(wrong, p, 2)), std::invalid_argument);
+  vl::MhaOptions<double> o;
+  o.attn_mask = xt::xarray<bool>(xt::zeros<bool>({std::size_t(2), std::size_t(3)}));
+  BOOST_CHECK_THROW((vl::multi_head_self_attention<double, 2>(x, p, 2, o)), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

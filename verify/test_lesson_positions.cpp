@@ -1,0 +1,70 @@
+// Verification program of lesson positions (specs/positions.md): every claim with its negative
+// controls, the listing against its documented output and PyTorch's/NumPy's arrays,
+// traceability; and direct cases of the encoding, the rotation and the permutation utility.
+#define BOOST_TEST_MODULE lesson positions
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <numbers>
+
+#include <xtensor/xview.hpp>
+
+#include "kernels/positional_encoding.hpp"
+#include "lesson_tests.hpp"
+#include "lessons/positions.hpp"
+
+namespace {
+struct Register {
+  Register() { vl::verify::register_lesson(vl::lessons::positions::lesson()); }
+} register_positions;
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(kernels)
+
+BOOST_AUTO_TEST_CASE(first_rows_by_hand) {
+  // pos 0: (sin 0, cos 0) = (0, 1) in every pair; pos 1, pair 0: (sin 1, cos 1).
+  const auto pe = vl::positional_encoding<double>(2, 4);
+  BOOST_TEST(pe(0, 0) == 0.0);
+  BOOST_TEST(pe(0, 1) == 1.0);
+  BOOST_TEST(pe(0, 3) == 1.0);
+  BOOST_TEST(pe(1, 0) == std::sin(1.0));
+  BOOST_TEST(pe(1, 1) == std::cos(1.0));
+  BOOST_TEST(pe(1, 2) == std::sin(1.0 / 100.0));  // 10000^(2/4) = 100
+}
+
+BOOST_AUTO_TEST_CASE(odd_d_ends_with_a_sin) {
+  // d = 5: pairs 0, 1 complete, column 4 = sin(pos / 10000^(4/5)); no cos column for it.
+  const auto pe = vl::positional_encoding<double>(3, 5);
+  BOOST_TEST(pe.shape(1) == 5u);
+  BOOST_TEST(pe(2, 4) == std::sin(2.0 / std::pow(10000.0, 4.0 / 5.0)));
+  const auto w = vl::pe_frequencies<double>(5);
+  BOOST_TEST(w.size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(float_table_close_to_double) {
+  const auto pd = vl::positional_encoding<double>(64, 16);
+  const auto pf = vl::positional_encoding<float>(64, 16);
+  BOOST_TEST(xt::amax(xt::abs(xt::cast<double>(pf) - pd))() < 64 * 1.2e-7);
+}
+
+BOOST_AUTO_TEST_CASE(rotation_matrix_is_orthogonal) {
+  const auto R = vl::pe_rotation<double>(0.3, 5.0);
+  BOOST_TEST(std::fabs(R(0, 0) * R(0, 0) + R(0, 1) * R(0, 1) - 1.0) < 1e-15);
+  BOOST_TEST(R(0, 1) == -R(1, 0));
+  const auto lam = vl::pe_wavelengths<double>(16);
+  BOOST_TEST(lam(0) == 2 * std::numbers::pi);
+}
+
+BOOST_AUTO_TEST_CASE(permutation_utility) {
+  const xt::xtensor<double, 2> x = {{0.0}, {1.0}, {2.0}};
+  const std::vector<std::int64_t> perm = {2, 0, 1};
+  const auto y = vl::permute_rows(x, perm);
+  BOOST_TEST(y(0, 0) == 2.0);
+  BOOST_TEST(y(1, 0) == 0.0);
+  const auto back = vl::permute_rows(y, vl::inverse_permutation(perm));
+  BOOST_TEST((back == x));
+  BOOST_CHECK_THROW((vl::permute_rows(x, std::vector<std::int64_t>{0, 0, 1})), std::invalid_argument);
+  BOOST_CHECK_THROW((vl::permute_rows(x, std::vector<std::int64_t>{0, 1})), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
