@@ -7,9 +7,7 @@ scripts/install-deps.sh
 scripts/build.sh
 status=0
 "$BUILD_DIR/bin/lessons" audit --json "$BUILD_DIR/audit.json" --junit "$BUILD_DIR/audit.xml" || status=$?
-if cmake --build "$BUILD_DIR" --target help | grep -q '\bdocs\b'; then
-  cmake --build "$BUILD_DIR" --target docs
-  echo "Docs: $(pwd)/$BUILD_DIR/docs/html/index.html"
-fi
+cmake --build "$BUILD_DIR" --target docs
+echo "Docs: $(pwd)/$BUILD_DIR/docs/html/index.html"
 echo "Reports: $(pwd)/$BUILD_DIR/audit.json (JSON), $(pwd)/$BUILD_DIR/audit.xml (JUnit)"
 exit $status
