@@ -168,6 +168,61 @@ def cost_against_n(ctx: Context):
 
 
 # ---------------------------------------------------------------------------------------------
+# attention: measured time against n, from bench/compare.py's JSON when one exists (the env var
+# VL_BENCH_JSON, else build-perf/bench.json or build/bench.json): each kernel's curve, NumPy's and
+# torch's beside it. Anchored after the listing that prints the "n*n" cost table.
+
+def bench_json():
+    import json
+    import os
+    root = Path(__file__).resolve().parent.parent
+    for p in [os.environ.get("VL_BENCH_JSON"), root / "build-perf/bench.json", root / "build/bench.json"]:
+        if p and Path(p).is_file():
+            try:
+                return json.loads(Path(p).read_text())
+            except ValueError:
+                return None
+    return None
+
+
+@hook
+def measured_cost(ctx: Context):
+    listing = next((li for li in ctx.listings() if any("n*n" in l for l in li.get("produced", []))), None)
+    data = bench_json() if listing else None
+    if not data or not data.get("rows"):
+        return []
+    curves = {}
+    for r in data["rows"]:
+        curves.setdefault(r["kernel"], []).append((r["n"], r["seconds"]))
+    for r in data.get("python_results", []):
+        if r["kernel"] in ("numpy_listing", "torch_listing", "numpy_linear_chunked"):
+            curves.setdefault(r["kernel"], []).append((r["n"], r["seconds"]))
+    labels = {"attention_plain": "plain kernel (xtensor, materialised)", "attention_materialized": "listing 6's twin (materialised)",
+              "attention_fused": "fused kernel", "attention_fused_causal": "fused kernel, causal",
+              "linear_chunked_fast": "linear attention, chunked (BLAS)", "linear_chunked_xtensor": "linear attention, chunked (xtensor)",
+              "numpy_listing": "NumPy, the listing", "torch_listing": "torch, softmax(QKᵀ/√d)V",
+              "numpy_linear_chunked": "NumPy, linear chunked"}
+    fig, ax = plt.subplots(figsize=(7.6, 4.0))
+    for name, label in labels.items():
+        pts = sorted(curves.get(name, []))
+        if len(pts) < 2:
+            continue
+        ns, ts = zip(*pts)
+        dashed = name.startswith(("numpy", "torch"))
+        ax.loglog(ns, ts, "o--" if dashed else "o-", lw=1.2 if dashed else 2, ms=4, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("sequence length n (d = 64, float32, one head)")
+    ax.set_ylabel("seconds (median)")
+    load = data.get("load_before", [None])[0]
+    ax.set_title("Measured time against n" + (f" (load average {load:.1f} on {data.get('cpus')} CPUs)" if load is not None else ""))
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, fontsize=8)
+    return [ctx.save(fig, "cost-measured",
+                     "Times measured by bench/compare.py on this machine, log-log: quadratic kernels have slope 2, "
+                     "chunked linear attention slope 1. Dashed: NumPy and torch in the same run.",
+                     ("listing", listing["id"]))]
+
+
+# ---------------------------------------------------------------------------------------------
 # attention: score std against sqrt(d_k), softmax Jacobian norms with and without the scale.
 # Recognised by a listing that prints a table whose header names d_k, std and sqrt(d_k), with
 # rows "d_k std sqrt | max_w |J| | max_w |J|" (seed article 001, the scaling listing).

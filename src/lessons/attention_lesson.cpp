@@ -6,12 +6,21 @@
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xview.hpp>
 
+#include <fmt/format.h>
+
+#include "kernels/feature_map.hpp"
+#include "kernels/fused_attention.hpp"
+#include "kernels/linear_attention.hpp"
+#include "kernels/linear_attention_fast.hpp"
 #include "kernels/matmul.hpp"
 #include "lessons/attention.hpp"
+#include "numeric/numpy_random.hpp"
 
 namespace vl::lessons::attention {
 
 namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // --- Broken variants. Each is one plausible bug, built from the kernels' own pieces.
 
@@ -294,6 +303,173 @@ Implementation windowed_scores() {
   return impl;
 }
 
+// --- The fused kernel and the fast chunked linear attention (the cost section's claims).
+// Their "implementation" is the kernel with a configuration; the broken ones carry a FusedFault
+// (or a LinearFastFault) or a block size that materialises scores.
+
+template <class T>
+Tensor4<T> draw_t4(numpy::Generator& rng, std::array<std::size_t, 4> s) {
+  xt::xtensor<double, 2> flat = rng.standard_normal(s[0] * s[1] * s[2], s[3]);
+  return xt::cast<T>(xt::reshape_view(flat, s));
+}
+
+struct FusedCase {
+  std::array<std::size_t, 4> q, k, v;
+  bool causal = false;
+  CausalAlignment alignment = CausalAlignment::top_left;
+  bool allowed = false, bias = false;
+  double softcap = 0;
+};
+
+// Shapes, masks and alignments for the float64 agreement: n not a multiple of the blocks, Sq < Sk
+// and Sq > Sk in both alignments, GQA and MQA, a bool mask with a fully masked row, an additive
+// mask with −∞, softcap.
+std::vector<FusedCase> fused_cases_f64() {
+  using A = CausalAlignment;
+  return {
+      {{1, 1, 300, 16}, {1, 1, 300, 16}, {1, 1, 300, 8}},
+      {{2, 2, 129, 8}, {2, 2, 129, 8}, {2, 2, 129, 8}, true},
+      {{1, 2, 70, 8}, {1, 2, 130, 8}, {1, 2, 130, 5}, true, A::top_left},
+      {{1, 2, 70, 8}, {1, 2, 130, 8}, {1, 2, 130, 5}, true, A::bottom_right},
+      {{1, 2, 130, 8}, {1, 2, 70, 8}, {1, 2, 70, 5}, true, A::bottom_right},
+      {{1, 2, 130, 8}, {1, 2, 70, 8}, {1, 2, 70, 5}, true, A::top_left},
+      {{2, 4, 65, 8}, {2, 2, 97, 8}, {2, 2, 97, 8}, false, A::top_left, true},
+      {{1, 3, 50, 8}, {1, 1, 77, 8}, {1, 1, 77, 4}, true, A::bottom_right, true, true},
+      {{1, 1, 90, 8}, {1, 1, 90, 8}, {1, 1, 90, 8}, true, A::top_left, false, true, 5.0},
+  };
+}
+
+// max |fused − plain| over the cases for one block configuration; and max |v| seen.
+// max |fused − plain| for each configuration (the plain kernel run once), and max |v|.
+template <class T>
+std::pair<std::vector<double>, double> fused_vs_plain_all(const FusedCase& c, const std::vector<FusedConfig>& configs,
+                                                          std::uint64_t seed) {
+  numpy::Generator rng(seed);
+  const auto q = draw_t4<T>(rng, c.q), k = draw_t4<T>(rng, c.k), v = draw_t4<T>(rng, c.v);
+  AttentionOptions<T> o;
+  o.causal = c.causal;
+  o.alignment = c.alignment;
+  o.softcap = T(c.softcap);
+  if (c.allowed) {
+    xt::xarray<bool> a = xt::xarray<bool>::from_shape({c.q[2], c.k[2]});
+    for (auto& e : a) e = rng.random() < 0.7;
+    xt::view(a, 1, xt::all()) = false;  // a query that may see nothing: zeros
+    o.allowed = a;
+  }
+  if (c.bias) {
+    xt::xarray<T> b = xt::cast<T>(xt::view(rng.standard_normal(1, c.k[2]), 0, xt::all()));
+    b(0) = -std::numeric_limits<T>::infinity();
+    o.bias = b;
+  }
+  const auto ref = vl::attention<T>(q, k, v, o).output;
+  std::vector<double> diffs;
+  for (const auto& config : configs) {
+    const auto got = vl::fused_attention<T>(q, k, v, o, config);
+    double worst = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      const double d = std::fabs(double(ref.flat(i)) - double(got.flat(i)));
+      worst = std::isnan(d) ? kInfinity : std::max(worst, d);
+    }
+    diffs.push_back(worst);
+  }
+  return {diffs, double(xt::amax(xt::abs(v))())};
+}
+
+Measurement fused_matches_plain(FusedFault fault, double tolerance) {
+  double worst = 0;
+  std::size_t runs = 0;
+  std::uint64_t seed = 40;
+  std::vector<FusedConfig> configs;
+  for (std::size_t bq : {16, 33, 128})
+    for (std::size_t bk : {7, 32, 64, 256}) configs.push_back({bq, bk, 2, fault});  // 7: never divides; 64, 256: sometimes
+  for (const auto& c : fused_cases_f64())
+    for (double d : fused_vs_plain_all<double>(c, configs, seed++).first) {
+      worst = std::max(worst, d);
+      ++runs;
+    }
+  return {worst, worst < tolerance,
+          fmt::format("largest |fused − plain| over {} runs (9 cases × block_q 16, 33, 128 × block_k 7, 32, 64, 256): {:.3g}", runs,
+                      worst)};
+}
+
+// float32: |fused − plain| / ((√n + d) · u₃₂ · max|v|), the bound derived in the spec.
+Measurement fused_float32_bound(FusedFault fault, double tolerance) {
+  using A = CausalAlignment;
+  const std::vector<FusedCase> cases = {
+      {{1, 1, 300, 64}, {1, 1, 300, 64}, {1, 1, 300, 64}},
+      {{1, 1, 1000, 64}, {1, 1, 1000, 64}, {1, 1, 1000, 64}, true},
+      {{1, 1, 2048, 64}, {1, 1, 2048, 64}, {1, 1, 2048, 64}},
+      {{1, 4, 700, 64}, {1, 2, 1100, 64}, {1, 2, 1100, 64}, true, A::bottom_right},
+      {{1, 1, 600, 16}, {1, 1, 600, 16}, {1, 1, 600, 16}, false, A::top_left, true, true},
+  };
+  constexpr double u32 = 5.9604644775390625e-08;  // 2⁻²⁴
+  double worst = 0, worst_abs = 0;
+  std::uint64_t seed = 60;
+  for (const auto& c : cases) {
+    const auto [diffs, vmax] = fused_vs_plain_all<float>(c, {FusedConfig{128, 100, 2, fault}, FusedConfig{128, 256, 2, fault}}, seed++);
+    const double bound = (std::sqrt(double(c.k[2])) + double(c.q[3])) * u32 * vmax;
+    for (double d : diffs) {
+      worst = std::max(worst, d / bound);
+      worst_abs = std::max(worst_abs, d);
+    }
+  }
+  return {worst, worst <= tolerance,
+          fmt::format("largest |fused − plain| / ((√n + d)·u·max|v|) over 5 cases × block_k 100, 256: {:.3g} (largest |Δ| {:.3g})",
+                      worst, worst_abs)};
+}
+
+// The kernel's own workspace count at n = 512, 1024, 2048 (d = 64, float32, causal, 2 threads),
+// extrapolated to n = 65536.
+Measurement fused_workspace(std::size_t block_q, std::size_t block_k_or_n, double tolerance) {
+  numpy::Generator rng(70);
+  std::vector<double> w;
+  for (std::size_t n : {512, 1024, 2048}) {
+    const auto q = draw_t4<float>(rng, {1, 1, n, 64}), k = draw_t4<float>(rng, {1, 1, n, 64}), v = draw_t4<float>(rng, {1, 1, n, 64});
+    AttentionOptions<float> o;
+    o.causal = true;
+    FusedStats stats;
+    const std::size_t bq = block_q ? block_q : n, bk = block_k_or_n ? block_k_or_n : n;
+    vl::fused_attention<float>(q, k, v, o, FusedConfig{bq, bk, 2}, &stats);
+    w.push_back(double(stats.workspace_bytes));
+  }
+  // The quadratic a + b·n + c·n² through the three points (exact for a workspace that is
+  // constant, a strip of n keys, or n × n scores), evaluated at n = 65536.
+  const double x0 = 512, x1 = 1024, x2 = 2048, x = 65536;
+  const double at_65536 = w[0] * (x - x1) * (x - x2) / ((x0 - x1) * (x0 - x2)) + w[1] * (x - x0) * (x - x2) / ((x1 - x0) * (x1 - x2)) +
+                          w[2] * (x - x0) * (x - x1) / ((x2 - x0) * (x2 - x1));
+  return {at_65536, at_65536 < tolerance,
+          fmt::format("workspace {:.0f}, {:.0f}, {:.0f} bytes at n = 512, 1024, 2048; through them, at n = 65536: {:.2f} MiB "
+                      "(the score matrix: {:.0f} MiB)",
+                      w[0], w[1], w[2], at_65536 / (1 << 20), 65536.0 * 65536.0 * 4 / (1 << 20))};
+}
+
+// The fast chunked linear attention against the three reference forms (float64).
+Measurement linear_fast_matches(LinearFastFault fault, double tolerance) {
+  numpy::Generator rng(80);
+  double worst = 0;
+  std::size_t runs = 0;
+  for (auto [n, dk, dv] : {std::array<std::size_t, 3>{1, 4, 3}, {37, 8, 5}, {200, 16, 16}, {513, 32, 8}}) {
+    const auto pq = elu_plus_one<double, 2>(rng.standard_normal(n, dk)), pk = elu_plus_one<double, 2>(rng.standard_normal(n, dk));
+    const xt::xtensor<double, 2> v = rng.standard_normal(n, dv);
+    const auto parallel = linear_attention_parallel<double>(pq, pk, v);
+    const auto recurrent = linear_attention_recurrent<double>(pq, pk, v);
+    for (std::size_t chunk : {1, 3, 16, 64, 1000}) {
+      const auto chunked = linear_attention_chunked<double>(pq, pk, v, chunk);
+      const auto fast = linear_attention_chunked_fast<double>(pq, pk, v, chunk, fault);
+      for (const auto* ref : {&parallel, &recurrent, &chunked}) {
+        double d = 0;
+        for (std::size_t i = 0; i < fast.size(); ++i) d = std::max(d, std::fabs(fast.flat(i) - ref->flat(i)));
+        worst = std::isnan(d) ? kInfinity : std::max(worst, d);
+        ++runs;
+      }
+    }
+  }
+  return {worst, worst < tolerance,
+          fmt::format("largest |fast − reference| over {} comparisons (4 shapes × chunk 1, 3, 16, 64, 1000 × parallel, recurrent, "
+                      "chunked): {:.3g}",
+                      runs, worst)};
+}
+
 // The predicate run on an implementation.
 template <class Predicate>
 CheckFn on(Predicate predicate, Implementation impl) {
@@ -383,6 +559,26 @@ Lesson lesson() {
 
   l.checks.push_back({"attention.score-cells", "weights of float32 attention at n = 512 … 4096, d = 64", on(score_cells, ref),
                       {{"keys cut to a window of 256", on(score_cells, windowed_scores())}}});
+
+  auto fixed = [](auto f, auto... args) -> CheckFn { return [=](double tolerance) { return f(args..., tolerance); }; };
+  l.checks.push_back({"attention.fused-matches-plain", "fused vs plain kernel, float64, 9 cases × 12 block shapes",
+                      fixed(fused_matches_plain, FusedFault::none),
+                      {{"running sum and accumulator not rescaled by exp(m_old − m_new)", fixed(fused_matches_plain, FusedFault::no_rescale)},
+                       {"last partial key block dropped", fixed(fused_matches_plain, FusedFault::drop_last_partial_key_block)},
+                       {"causal block skip off by one block", fixed(fused_matches_plain, FusedFault::causal_skip_off_by_one_block)}}});
+  l.checks.push_back({"attention.fused-float32", "fused vs plain kernel, float32, against (√n + d)·u·max|v|",
+                      fixed(fused_float32_bound, FusedFault::none),
+                      {{"running sum and accumulator not rescaled", fixed(fused_float32_bound, FusedFault::no_rescale)},
+                       {"last partial key block dropped", fixed(fused_float32_bound, FusedFault::drop_last_partial_key_block)},
+                       {"causal block skip off by one block", fixed(fused_float32_bound, FusedFault::causal_skip_off_by_one_block)}}});
+  l.checks.push_back({"attention.fused-workspace", "the fused kernel's workspace count at n = 512 … 2048, extrapolated to 65536",
+                      fixed(fused_workspace, std::size_t(128), std::size_t(256)),
+                      {{"one key block spanning all n keys (a strip of 256 × n scores per thread)", fixed(fused_workspace, std::size_t(256), std::size_t(0))},
+                       {"one block for everything: the n × n scores materialised", fixed(fused_workspace, std::size_t(0), std::size_t(0))}}});
+  l.checks.push_back({"attention.linear-fast-matches", "BLAS chunked linear attention vs the parallel, recurrent and chunked forms",
+                      fixed(linear_fast_matches, LinearFastFault::none),
+                      {{"state not carried across chunks", fixed(linear_fast_matches, LinearFastFault::state_not_carried)},
+                       {"diagonal dropped (a token does not see itself)", fixed(linear_fast_matches, LinearFastFault::diagonal_dropped)}}});
   return l;
 }
 

@@ -1,0 +1,138 @@
+// Each attention kernel against the sequence length n (d = 64, one head), float32 unless the
+// name says f64, plus the BLAS rates they are measured against. Counters: flops/s ("rate") on
+// the kernel's nominal work — 4·n²·d for softmax attention (QKᵀ and PV), half of it causal.
+//
+//   attention_bench --benchmark_format=json   (bench/compare.py does this)
+#include <benchmark/benchmark.h>
+// cblas_sgemm: declared by xtensor-blas (xflens/cxxblas/drivers/cblas.h) through linear_attention.hpp
+
+#include <random>
+
+#include "kernels/attention.hpp"
+#include "kernels/feature_map.hpp"
+#include "kernels/fused_attention.hpp"
+#include "kernels/linear_attention.hpp"
+#include "kernels/linear_attention_fast.hpp"
+
+namespace {
+
+constexpr std::size_t kD = 64;
+
+template <class T>
+xt::xtensor<T, 2> normal(std::size_t n, std::size_t d, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::normal_distribution<double> nd;
+  xt::xtensor<T, 2> x = xt::xtensor<T, 2>::from_shape({n, d});
+  for (auto& e : x) e = T(nd(g));
+  return x;
+}
+
+void set_rate(benchmark::State& state, double flops_per_iteration) {
+  state.counters["n"] = double(state.range(0));
+  state.counters["rate"] = benchmark::Counter(flops_per_iteration, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The plain reference kernel: materialises scores and weights (xtensor + BLAS).
+void BM_attention_plain(benchmark::State& state) {
+  const std::size_t n = state.range(0);
+  const auto q = normal<float>(n, kD, 1), k = normal<float>(n, kD, 2), v = normal<float>(n, kD, 3);
+  for (auto _ : state) benchmark::DoNotOptimize(vl::attention<float>(q, k, v).output.data());
+  set_rate(state, 4.0 * n * n * kD);
+}
+
+// The listing's computation, materialised, the fast way: S = QKᵀ/√d (sgemm), softmax in place, SV.
+void BM_attention_materialized(benchmark::State& state) {
+  const std::size_t n = state.range(0);
+  const auto q = normal<float>(n, kD, 1), k = normal<float>(n, kD, 2), v = normal<float>(n, kD, 3);
+  for (auto _ : state) benchmark::DoNotOptimize(vl::attention_materialized<float>(q, k, v).output.data());
+  set_rate(state, 4.0 * n * n * kD);
+}
+
+template <class T>
+void fused(benchmark::State& state, bool causal, std::size_t threads) {
+  const std::size_t n = state.range(0);
+  const auto q = normal<T>(n, kD, 1), k = normal<T>(n, kD, 2), v = normal<T>(n, kD, 3);
+  vl::AttentionOptions<T> o;
+  o.causal = causal;
+  vl::FusedConfig cfg;
+  cfg.threads = threads;
+  vl::FusedStats stats;
+  for (auto _ : state) benchmark::DoNotOptimize(vl::fused_attention<T>(q, k, v, o, cfg, &stats).data());
+  set_rate(state, (causal ? 2.0 : 4.0) * n * n * kD);
+  state.counters["workspace_MiB"] = double(stats.workspace_bytes) / (1 << 20);
+  state.counters["threads"] = double(stats.threads);
+}
+// Block sizes (n, block_q, block_k), one thread: the tuning of the defaults.
+void BM_attention_fused_blocks(benchmark::State& state) {
+  const std::size_t n = state.range(0);
+  const auto q = normal<float>(n, kD, 1), k = normal<float>(n, kD, 2), v = normal<float>(n, kD, 3);
+  vl::FusedConfig cfg;
+  cfg.block_q = state.range(1);
+  cfg.block_k = state.range(2);
+  cfg.threads = 1;
+  for (auto _ : state) benchmark::DoNotOptimize(vl::fused_attention<float>(q, k, v, {}, cfg).data());
+  set_rate(state, 4.0 * n * n * kD);
+}
+void BM_attention_fused(benchmark::State& s) { fused<float>(s, false, 0); }
+void BM_attention_fused_1thread(benchmark::State& s) { fused<float>(s, false, 1); }
+void BM_attention_fused_causal(benchmark::State& s) { fused<float>(s, true, 0); }
+void BM_attention_fused_f64(benchmark::State& s) { fused<double>(s, false, 0); }
+
+// Causal linear attention, chunked form (chunk 64), φ = elu + 1 applied outside the timing.
+void BM_linear_chunked_xtensor(benchmark::State& state) {
+  const std::size_t n = state.range(0);
+  const auto pq = vl::elu_plus_one<float, 2>(normal<float>(n, kD, 1)), pk = vl::elu_plus_one<float, 2>(normal<float>(n, kD, 2));
+  const auto v = normal<float>(n, kD, 3);
+  for (auto _ : state) benchmark::DoNotOptimize(vl::linear_attention_chunked<float>(pq, pk, v, 64).data());
+  state.counters["n"] = double(n);
+}
+void BM_linear_chunked_fast(benchmark::State& state) {
+  const std::size_t n = state.range(0);
+  const auto pq = vl::elu_plus_one<float, 2>(normal<float>(n, kD, 1)), pk = vl::elu_plus_one<float, 2>(normal<float>(n, kD, 2));
+  const auto v = normal<float>(n, kD, 3);
+  for (auto _ : state) benchmark::DoNotOptimize(vl::linear_attention_chunked_fast<float>(pq, pk, v, 64).data());
+  state.counters["n"] = double(n);
+}
+
+// sgemm rates: the shape of S = Q Kᵀ (n × n × d), and a square n³ product (the machine's best).
+void BM_sgemm_nxnxd(benchmark::State& state) {
+  const std::size_t n = state.range(0);
+  const auto a = normal<float>(n, kD, 1), b = normal<float>(n, kD, 2);
+  std::vector<float> c(n * n);
+  for (auto _ : state) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(n), int(n), int(kD), 1.0f, a.data(), int(kD), b.data(), int(kD), 0.0f,
+                c.data(), int(n));
+    benchmark::ClobberMemory();
+  }
+  set_rate(state, 2.0 * n * n * kD);
+}
+void BM_sgemm_square(benchmark::State& state) {
+  const std::size_t n = state.range(0);
+  const auto a = normal<float>(n, n, 1), b = normal<float>(n, n, 2);
+  std::vector<float> c(n * n);
+  for (auto _ : state) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(n), int(n), int(n), 1.0f, a.data(), int(n), b.data(), int(n), 0.0f,
+                c.data(), int(n));
+    benchmark::ClobberMemory();
+  }
+  set_rate(state, 2.0 * n * n * n);
+}
+
+}  // namespace
+
+BENCHMARK(BM_attention_plain)->RangeMultiplier(2)->Range(512, 4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_materialized)->RangeMultiplier(2)->Range(512, 4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused)->RangeMultiplier(2)->Range(512, 16384)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_1thread)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_blocks)
+    ->ArgsProduct({{4096}, {64, 128, 256}, {128, 256, 512, 1024}})
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_causal)->RangeMultiplier(2)->Range(512, 16384)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_f64)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_linear_chunked_xtensor)->RangeMultiplier(4)->Range(4096, 262144)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_linear_chunked_fast)->RangeMultiplier(4)->Range(4096, 262144)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_sgemm_nxnxd)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_sgemm_square)->Arg(2048)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+
+BENCHMARK_MAIN();

@@ -1,0 +1,73 @@
+#pragma once
+// Fused, blocked scaled dot-product attention: FlashAttention's online softmax on the CPU
+// (Dao et al. 2022, Algorithm 1; Milakov & Gimelshein 2018, "Online normalizer calculation").
+//
+// Same semantics as vl::attention (kernels/attention.hpp) — scale, causal masks in both
+// alignments, boolean and additive masks broadcast NumPy-style, softcap, grouped-query heads,
+// a fully masked row gives zeros — but the Sq × Sk score matrix is never formed. For each block
+// of queries the kernel walks the keys block by block and keeps, per query row,
+//
+//   m  the largest score seen so far,
+//   l  Σ exp(s_j − m) over the keys seen so far,
+//   a  Σ exp(s_j − m) v_j (the unnormalised output),
+//
+// and when a key block raises the maximum from m to m', rescales l and a by exp(m − m') before
+// adding the block's terms; at the end o = a / l. Its workspace is a few blocks per thread,
+// whatever n is. The block products go through BLAS (cblas_sgemm / cblas_dgemm): S_blk =
+// scale · Q_blk K_blkᵀ and a += P_blk V_blk. Key blocks that a causal mask hides entirely are
+// skipped. Work items (batch, head, query block) are spread over std::threads; OpenBLAS is kept
+// single-threaded while they run.
+#include <cstddef>
+
+#include <xtensor/xtensor.hpp>
+
+#include "kernels/attention.hpp"
+
+namespace vl {
+
+/// Deliberate bugs, for the negative controls of the lessons' checks only.
+enum class FusedFault {
+  none,
+  no_rescale,                    ///< the running sum and accumulator are not multiplied by exp(m_old − m_new)
+  drop_last_partial_key_block,   ///< ⌊Sk / block_k⌋ key blocks: a last, shorter block is dropped
+  causal_skip_off_by_one_block,  ///< a causal key block is skipped one block too early (the diagonal block is lost)
+};
+
+struct FusedConfig {
+  std::size_t block_q = 128;  ///< queries per block (rows of S_blk)
+  std::size_t block_k = 256;  ///< keys per block (columns of S_blk)
+  std::size_t threads = 0;    ///< worker threads; 0 = std::thread::hardware_concurrency()
+  FusedFault fault = FusedFault::none;
+};
+
+/// What one call did; the kernel fills it when given a pointer.
+struct FusedStats {
+  std::size_t workspace_bytes = 0;  ///< bytes the kernel allocated besides its output (all threads)
+  std::size_t output_bytes = 0;     ///< bytes of the output tensor
+  std::size_t key_blocks_computed = 0;
+  std::size_t key_blocks_skipped = 0;  ///< causal blocks never computed
+  std::size_t threads = 0;
+};
+
+/// O = softmax(softcap(scale · Q Kᵀ) + M) V, without forming Q Kᵀ.  Shapes as vl::attention:
+/// Q (B, Hq, Sq, D), K (B, Hkv, Sk, D), V (B, Hkv, Sk, Dv) → O (B, Hq, Sq, Dv).
+/// options.return_weights must be false (the weights are never formed): std::invalid_argument.
+/// Throws std::invalid_argument on the shapes and masks vl::attention refuses.
+template <class T>
+xt::xtensor<T, 4> fused_attention(const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k, const xt::xtensor<T, 4>& v,
+                                  const AttentionOptions<T>& options = {}, const FusedConfig& config = {},
+                                  FusedStats* stats = nullptr);
+
+/// Single head: Q (Sq, D), K (Sk, D), V (Sk, Dv) → O (Sq, Dv).
+template <class T>
+xt::xtensor<T, 2> fused_attention(const xt::xtensor<T, 2>& q, const xt::xtensor<T, 2>& k, const xt::xtensor<T, 2>& v,
+                                  const AttentionOptions<T>& options = {}, const FusedConfig& config = {},
+                                  FusedStats* stats = nullptr);
+
+/// The materialising computation of the attention lesson's listing 6, done the fast way but
+/// with the same steps: S = scale · Q Kᵀ (one n × n buffer, BLAS), the stable softmax row by
+/// row in place, O = S V (BLAS). Returns O and the weights (S after the softmax). No masks.
+template <class T>
+AttentionResult<T, 2> attention_materialized(const xt::xtensor<T, 2>& q, const xt::xtensor<T, 2>& k, const xt::xtensor<T, 2>& v);
+
+}  // namespace vl

@@ -1,0 +1,170 @@
+// The fused, blocked attention kernel (kernels/fused_attention.hpp) against the plain reference
+// kernel (kernels/attention.hpp): same semantics, float64 agreement to 1e-12, float32 within the
+// bound derived in specs/attention.md, the deliberate faults detected, a workspace independent of n.
+#define BOOST_TEST_MODULE fused_attention
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <random>
+
+#include <xtensor/xmath.hpp>
+#include <xtensor/xrandom.hpp>
+#include <xtensor/xview.hpp>
+
+#include "kernels/attention.hpp"
+#include "kernels/fused_attention.hpp"
+
+namespace {
+
+template <class T>
+xt::xtensor<T, 4> normal4(std::mt19937_64& g, std::array<std::size_t, 4> shape) {
+  std::normal_distribution<double> nd;
+  xt::xtensor<T, 4> x = xt::xtensor<T, 4>::from_shape(shape);
+  for (auto& e : x) e = T(nd(g));
+  return x;
+}
+
+template <class T>
+double max_abs_diff(const xt::xtensor<T, 4>& a, const xt::xtensor<T, 4>& b) {
+  BOOST_REQUIRE(a.shape() == b.shape());
+  double w = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = std::fabs(double(a.flat(i)) - double(b.flat(i)));
+    if (std::isnan(d)) return INFINITY;
+    w = std::max(w, d);
+  }
+  return w;
+}
+
+struct Case {
+  std::array<std::size_t, 4> q, k, v;
+  bool causal = false;
+  vl::CausalAlignment align = vl::CausalAlignment::top_left;
+  int mask = 0;  // 0 none, 1 bool (B,1,Sq,Sk)-broadcast, 2 additive (Sk) row, 3 both
+  double softcap = 0;
+};
+
+template <class T>
+double compare(const Case& c, const vl::FusedConfig& cfg, std::uint64_t seed, vl::FusedStats* stats = nullptr) {
+  std::mt19937_64 g(seed);
+  const auto q = normal4<T>(g, c.q), k = normal4<T>(g, c.k), v = normal4<T>(g, c.v);
+  vl::AttentionOptions<T> o;
+  o.causal = c.causal;
+  o.alignment = c.align;
+  o.softcap = T(c.softcap);
+  if (c.mask & 1) {
+    xt::xarray<bool> a = xt::zeros<bool>({c.q[0], std::size_t(1), c.q[2], c.k[2]});
+    std::bernoulli_distribution keep(0.7);
+    for (auto& e : a) e = keep(g);
+    if (c.q[2] > 1) xt::view(a, xt::all(), xt::all(), 1, xt::all()) = false;  // one fully masked row
+    o.allowed = a;
+  }
+  if (c.mask & 2) {
+    xt::xarray<T> bias = xt::zeros<T>({c.k[2]});
+    std::normal_distribution<double> nd;
+    for (auto& e : bias) e = T(nd(g));
+    bias(0) = -INFINITY;
+    o.bias = bias;
+  }
+  const auto ref = vl::attention<T>(q, k, v, o).output;
+  const auto got = vl::fused_attention<T>(q, k, v, o, cfg, stats);
+  return max_abs_diff(ref, got);
+}
+
+const std::vector<Case>& cases() {
+  using A = vl::CausalAlignment;
+  static const std::vector<Case> all = {
+      {{1, 1, 300, 16}, {1, 1, 300, 16}, {1, 1, 300, 8}},
+      {{2, 2, 100, 8}, {2, 2, 100, 8}, {2, 2, 100, 8}, true},
+      {{1, 2, 70, 8}, {1, 2, 130, 8}, {1, 2, 130, 5}, true, A::top_left},
+      {{1, 2, 70, 8}, {1, 2, 130, 8}, {1, 2, 130, 5}, true, A::bottom_right},
+      {{1, 2, 130, 8}, {1, 2, 70, 8}, {1, 2, 70, 5}, true, A::bottom_right},  // Sq > Sk: leading rows see nothing
+      {{1, 2, 130, 8}, {1, 2, 70, 8}, {1, 2, 70, 5}, true, A::top_left},
+      {{2, 4, 65, 8}, {2, 2, 97, 8}, {2, 2, 97, 8}, false, A::top_left, 1},  // GQA + bool mask
+      {{1, 3, 50, 8}, {1, 1, 77, 8}, {1, 1, 77, 4}, true, A::bottom_right, 3},  // MQA + both masks
+      {{1, 1, 90, 8}, {1, 1, 90, 8}, {1, 1, 90, 8}, true, A::top_left, 2, 5.0},  // softcap
+  };
+  return all;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(float64_agrees_with_the_plain_kernel) {
+  double worst = 0;
+  std::uint64_t seed = 1;
+  for (const auto& c : cases())
+    for (std::size_t bq : {1, 16, 33, 128})
+      for (std::size_t bk : {1, 7, 32, 64, 256}) {
+        const double d = compare<double>(c, {bq, bk, 2}, seed++);
+        worst = std::max(worst, d);
+        BOOST_TEST(d < 1e-12, "bq=" << bq << " bk=" << bk << " causal=" << c.causal << ": " << d);
+      }
+  BOOST_TEST_MESSAGE("float64 largest |fused − plain|: " << worst);
+}
+
+BOOST_AUTO_TEST_CASE(float32_agrees_within_rounding) {
+  for (const auto& c : cases())
+    for (std::size_t bk : {7, 64, 256}) {
+      const double d = compare<float>(c, {32, bk, 2}, 7);
+      BOOST_TEST(d < 1e-5, "bk=" << bk << ": " << d);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(faults_are_visible) {
+  using F = vl::FusedFault;
+  const Case plain{{1, 1, 200, 8}, {1, 1, 200, 8}, {1, 1, 200, 8}};
+  const Case causal{{1, 1, 200, 8}, {1, 1, 200, 8}, {1, 1, 200, 8}, true};
+  BOOST_TEST(compare<double>(plain, {32, 64, 1, F::no_rescale}, 3) > 1e-3);
+  BOOST_TEST(compare<double>(plain, {32, 64, 1, F::drop_last_partial_key_block}, 3) > 1e-3);
+  BOOST_TEST(compare<double>(causal, {32, 64, 1, F::causal_skip_off_by_one_block}, 3) > 1e-3);
+  // The same faults are harmless where they do not apply: one key block, or block_k dividing Sk.
+  BOOST_TEST(compare<double>(plain, {32, 256, 1, F::no_rescale}, 3) < 1e-12);
+  BOOST_TEST(compare<double>(plain, {32, 50, 1, F::drop_last_partial_key_block}, 3) < 1e-12);
+}
+
+BOOST_AUTO_TEST_CASE(fully_masked_rows_are_zero_and_weights_refused) {
+  xt::xtensor<double, 4> q = xt::ones<double>({1, 1, 4, 2}), k = q, v = q;
+  vl::AttentionOptions<double> o;
+  o.allowed = xt::xarray<bool>(xt::zeros<bool>({4, 4}));
+  const auto out = vl::fused_attention<double>(q, k, v, o);
+  BOOST_TEST(xt::all(xt::equal(out, 0.0)));
+  o.allowed.reset();
+  // Overflowing scores (inf − inf in the softmax) give NaN, as the plain kernel, not zeros.
+  vl::AttentionOptions<double> huge;
+  huge.scale = 1e308;
+  const xt::xtensor<double, 4> big = 10.0 * q;
+  BOOST_TEST(std::isnan(vl::fused_attention<double>(big, big, v, huge)(0, 0, 0, 0)));
+  BOOST_TEST(std::isnan(vl::attention<double>(big, big, v, huge).output(0, 0, 0, 0)));
+  o.return_weights = true;
+  BOOST_CHECK_THROW(vl::fused_attention<double>(q, k, v, o), std::invalid_argument);
+  o.return_weights = false;
+  o.bias = xt::xarray<double>(xt::zeros<double>({3}));
+  BOOST_CHECK_THROW(vl::fused_attention<double>(q, k, v, o), std::invalid_argument);
+  const xt::xtensor<double, 4> k3 = xt::ones<double>({1, 3, 4, 2});
+  BOOST_CHECK_THROW(vl::fused_attention<double>(xt::xtensor<double, 4>(xt::ones<double>({1, 2, 4, 2})), k3, k3), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(workspace_does_not_grow_with_n) {
+  std::size_t first = 0;
+  for (std::size_t n : {512, 2048}) {
+    vl::FusedStats stats;
+    const Case c{{1, 1, n, 64}, {1, 1, n, 64}, {1, 1, n, 64}, true};
+    compare<float>(c, {128, 256, 2}, 5, &stats);
+    if (!first) first = stats.workspace_bytes;
+    BOOST_TEST(stats.workspace_bytes == first);
+    BOOST_TEST(stats.key_blocks_skipped > 0u);
+    BOOST_TEST(stats.workspace_bytes < std::size_t(1) << 20);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(materialized_matches_plain) {
+  std::mt19937_64 g(9);
+  const auto q = normal4<double>(g, {1, 1, 100, 16}), k = normal4<double>(g, {1, 1, 120, 16}), v = normal4<double>(g, {1, 1, 120, 8});
+  auto two = [](const xt::xtensor<double, 4>& x) { return xt::xtensor<double, 2>(xt::view(x, 0, 0)); };
+  vl::AttentionOptions<double> o;
+  o.return_weights = true;
+  const auto ref = vl::attention<double>(two(q), two(k), two(v), o);
+  const auto got = vl::attention_materialized<double>(two(q), two(k), two(v));
+  BOOST_TEST(xt::amax(xt::abs(ref.output - got.output))() < 1e-12);
+  BOOST_TEST(xt::amax(xt::abs(ref.weights - got.weights))() < 1e-12);
+}
