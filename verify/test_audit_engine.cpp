@@ -63,7 +63,8 @@ BOOST_AUTO_TEST_CASE(a_check_without_control_is_vacuous) {
   vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
   for (auto& c : lesson.checks)
     if (c.claim_id == "linear-rnn.state-size") c.controls.clear();
-  const auto& c = claim(audit(lesson, {"linear-rnn.state-size"}), "linear-rnn.state-size");
+  const auto report = audit(lesson, {"linear-rnn.state-size"});  // kept alive: c refers into it
+  const auto& c = claim(report, "linear-rnn.state-size");
   BOOST_TEST((c.status == vl::Status::vacuous));
   BOOST_TEST(c.why.find("no negative control") != std::string::npos, c.why);
 }
@@ -82,7 +83,8 @@ BOOST_AUTO_TEST_CASE(a_failing_check_fails_its_claim) {
   vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
   for (auto& c : lesson.checks)
     if (c.claim_id == "linear-rnn.forms-agree") c.run = c.controls[0].run;  // our code replaced by a broken one
-  const auto& c = claim(audit(lesson, {"linear-rnn.forms-agree"}), "linear-rnn.forms-agree");
+  const auto report = audit(lesson, {"linear-rnn.forms-agree"});  // kept alive: c refers into it
+  const auto& c = claim(report, "linear-rnn.forms-agree");
   BOOST_TEST((c.status == vl::Status::failed));
 }
 
@@ -90,7 +92,8 @@ BOOST_AUTO_TEST_CASE(a_throwing_check_is_an_error_not_a_crash) {
   vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
   for (auto& c : lesson.checks)
     if (c.claim_id == "linear-rnn.state-size") c.run = [](double) -> vl::Measurement { throw std::runtime_error("boom"); };
-  const auto& c = claim(audit(lesson, {"linear-rnn.state-size"}), "linear-rnn.state-size");
+  const auto report = audit(lesson, {"linear-rnn.state-size"});  // kept alive: c refers into it
+  const auto& c = claim(report, "linear-rnn.state-size");
   BOOST_TEST((c.status == vl::Status::error));
   BOOST_TEST(c.why.find("boom") != std::string::npos);
 }

@@ -4,9 +4,36 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "engine/errors.hpp"
+
+namespace {
+
+// CLI11 answers an unknown verb with "A subcommand is required"; name it and the known ones.
+std::string unknown_verb(CLI::App& app, int argc, char** argv) {
+  CLI::App* cur = &app;
+  std::string path = "lessons";
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') return "";
+    const auto subs = cur->get_subcommands([](CLI::App*) { return true; });
+    if (subs.empty()) return "";
+    std::vector<std::string> names;
+    CLI::App* next = nullptr;
+    for (CLI::App* s : subs) {
+      names.push_back(s->get_name());
+      if (s->check_name(word)) next = s;
+    }
+    if (!next) return fmt::format("{}: unknown verb '{}' (known: {})", path, word, fmt::join(names, ", "));
+    cur = next;
+    path += " " + word;
+  }
+  return "";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Verified Lessons: spec-driven verification of lessons on attention"};
@@ -25,6 +52,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (const std::string unknown = unknown_verb(app, argc, argv); !unknown.empty()) {
+      fmt::print(stderr, "lessons: error: {}\n", unknown);
+      return 2;
+    }
     // --help prints and exits 0; a bad command line prints CLI11's message and exits 2, like
     // every other input error.
     return app.exit(e) == 0 ? 0 : 2;

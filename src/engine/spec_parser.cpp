@@ -1,4 +1,5 @@
 // Parsing specs/<lesson>.md (format: specs/README.md). Every error names file:line.
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -87,6 +88,14 @@ class Parser {
   }
   SpecLocation at(std::size_t index) const { return {file_, int(index) + 1}; }
 
+  // libstdc++'s std::regex recurses once per character: a value of ~100k characters overflows
+  // the stack. Ids, array lines and rules are short; longer ones are refused before matching.
+  static constexpr std::size_t kMaxMatched = 1000;
+  void short_enough(std::size_t index, const std::string& text, const char* what) const {
+    if (text.size() > kMaxMatched)
+      fail(index, fmt::format("{} is {} characters long (at most {})", what, text.size(), kMaxMatched));
+  }
+
   // --- front matter: '---', 'key: value' lines, '  - item' list entries, '---'
   std::size_t front_matter() {
     if (lines_.empty() || lines_[0] != "---") fail(0, "a spec starts with front matter: a line '---'");
@@ -106,6 +115,7 @@ class Parser {
       list_key.clear();
       if (key == "lesson") {
         static const std::regex id(R"(^[a-z][a-z0-9-]*$)");
+        short_enough(i, value, "lesson id");
         if (!std::regex_match(value, id)) fail(i, fmt::format("lesson id '{}' is not lower-case-with-dashes", value));
         spec_.lesson = value;
       } else if (key == "title") {
@@ -217,9 +227,15 @@ class Parser {
         // array: NAME = lesson/file.npy, abs 1e-12
         static const std::regex form(R"(^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(\S+\.npy)\s*,\s*abs\s+(\S+)$)");
         std::smatch m;
+        short_enough(index, value, "array line");
         if (!std::regex_match(value, m, form))
           fail(index, fmt::format("array '{}' is not 'NAME = LESSON/FILE.npy, abs TOL'", value));
-        l.arrays.push_back({m[1], m[2], std::stod(m[3])});
+        std::size_t used = 0;
+        double tol = -1;
+        try { tol = std::stod(m[3].str(), &used); } catch (const std::exception&) { used = 0; }
+        if (used != m[3].str().size() || !std::isfinite(tol) || tol < 0)
+          fail(index, fmt::format("array '{}': tolerance '{}' is not a non-negative number", value, m[3].str()));
+        l.arrays.push_back({m[1], m[2], tol});
       }
     }
     require_id(open, l.id, "listing");
@@ -232,6 +248,11 @@ class Parser {
   void output(std::size_t open, const std::string& listing, const std::vector<std::string>& body) {
     if (listing.empty()) fail(open, "an output block names its listing: '```output LISTING-ID'");
     if (spec_.find_output(listing)) fail(open, fmt::format("second output block for listing '{}'", listing));
+    // The audit scans every documented line for numbers with std::regex, whose recursion
+    // overflows the stack on a run of ~20k digits; no lesson prints lines near this long.
+    for (std::size_t k = 0; k < body.size(); ++k)
+      if (body[k].size() > 2000)
+        fail(open + 1 + k, fmt::format("output line is {} characters long (at most 2000)", body[k].size()));
     OutputSpec o;
     o.listing = listing;
     o.lines = body;
@@ -248,6 +269,7 @@ class Parser {
     for (std::size_t k = 0; k < body.size(); ++k) {
       if (trim(body[k]).empty()) continue;
       try {
+        short_enough(open + 1 + k, body[k], "rule");
         LineRule r = parse_rule(body[k]);
         if (r.last_line > int(o->lines.size()))
           fail(open + 1 + k, fmt::format("rule names line {}, but the output has {} lines", r.last_line, o->lines.size()));
@@ -256,6 +278,8 @@ class Parser {
         o->rules.push_back(r);
       } catch (const std::invalid_argument& e) {
         fail(open + 1 + k, e.what());
+      } catch (const std::out_of_range&) {
+        fail(open + 1 + k, fmt::format("rule '{}': a line or number index is too large", trim(body[k])));
       }
     }
   }
@@ -263,6 +287,7 @@ class Parser {
   void require_id(std::size_t open, const std::string& id, const char* what) {
     if (id.empty()) fail(open, fmt::format("{} block has no 'id:'", what));
     static const std::regex form(R"(^[a-z][a-z0-9-]*\.[a-z0-9][a-z0-9.-]*$)");
+    short_enough(open, id, "id");
     if (!std::regex_match(id, form))
       fail(open, fmt::format("{} id '{}' is not 'lesson.name' in lower case", what, id));
     if (id.substr(0, id.find('.')) != spec_.lesson)

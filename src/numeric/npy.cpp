@@ -190,7 +190,7 @@ Dtype parse_descr(const std::filesystem::path& path, const std::string& descr) {
   if (kind == 'c') unsupported("complex numbers");
   if (kind == 'V') unsupported("structured or void");
   if (kind == 'M' || kind == 'm') unsupported("dates and times");
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+  if (digits.empty() || digits.size() > 3 || digits.find_first_not_of("0123456789") != std::string::npos) {
     unsupported("not a kind followed by an item size");
   }
   const std::size_t size = std::stoul(digits);
@@ -351,12 +351,15 @@ Array load(const std::filesystem::path& path) {
   const Header h = HeaderParser(path, text).parse();
   const Dtype dt = parse_descr(path, h.descr);
 
-  std::size_t count = 1;
+  // `nonzero` bounds the product of the non-zero dimensions too: a (0, 2^60) array holds no
+  // element but its strides would overflow.
+  std::size_t count = 1, nonzero = 1;
   for (std::size_t d : h.shape) {
-    if (d != 0 && count > std::numeric_limits<std::size_t>::max() / d / dt.size) {
+    if (d != 0 && nonzero > std::numeric_limits<std::size_t>::max() / 8 / d / dt.size) {
       fail(path, fmt::format("shape {} is too large", numpy::format_shape(h.shape)));
     }
     count *= d;
+    if (d != 0) nonzero *= d;
   }
   const std::size_t data_bytes = bytes.size() - prefix - header_len;
   if (data_bytes < count * dt.size) {

@@ -99,15 +99,16 @@ Tensor parse_tensor(std::span<const std::uint8_t> bytes, const std::string& sour
     throw InputError(fmt::format("{}: unsupported tensor data type {} ({})", source, data_type, data_type_name(data_type)));
   }
   t.data_type = static_cast<DataType>(data_type);
-  std::size_t count = 1;
-  for (std::int64_t d : dims) {
+  std::size_t count = 1, nonzero = 1;  // nonzero: the product of the non-zero dims, bounded
+  for (std::int64_t d : dims) {         // even when a zero dim makes count 0 (xtensor's strides)
     if (d < 0) throw InputError(fmt::format("{}: negative dimension {}", source, d));
     const auto n = static_cast<std::size_t>(d);
-    if (n != 0 && count > std::numeric_limits<std::uint32_t>::max() / n) {
+    if (n != 0 && nonzero > std::numeric_limits<std::uint32_t>::max() / n) {
       throw InputError(fmt::format("{}: dims too large", source));
     }
     t.dims.push_back(n);
     count *= n;
+    if (n != 0) nonzero *= n;
   }
   auto check_count = [&](std::size_t n, const char* field) {
     if (n != count) {

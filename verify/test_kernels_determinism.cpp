@@ -1,0 +1,105 @@
+#define BOOST_TEST_MODULE kernels_determinism
+#include <boost/test/unit_test.hpp>
+
+// The reference kernels are deterministic: the same inputs give bit-identical outputs on
+// repeated runs, and with OpenBLAS on 1 or 2 threads (set through openblas_set_num_threads,
+// found with dlsym so that the test also links against another BLAS, where it is skipped).
+// The sizes are large enough for OpenBLAS to split its GEMMs over threads.
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include "kernels/attention.hpp"
+#include "kernels/feature_map.hpp"
+#include "kernels/linear_attention.hpp"
+
+namespace {
+
+using SetThreads = void (*)(int);
+using GetThreads = int (*)();
+
+SetThreads set_threads() { return reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")); }
+GetThreads get_threads() { return reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")); }
+
+template <class T, std::size_t N>
+xt::xtensor<T, N> uniform(std::mt19937_64& gen, const std::array<std::size_t, N>& shape) {
+  xt::xtensor<T, N> x(shape);
+  for (auto& e : x) e = static_cast<T>(static_cast<double>(gen() >> 11) * 0x1p-53 * 4 - 2);
+  return x;
+}
+
+template <class T, std::size_t N>
+std::vector<unsigned char> bytes(const xt::xtensor<T, N>& a) {
+  std::vector<unsigned char> b(a.size() * sizeof(T));
+  if (!b.empty()) std::memcpy(b.data(), a.data(), b.size());
+  return b;
+}
+
+// Every output of the kernels under test, as bytes, for one thread count.
+template <class T>
+std::vector<std::vector<unsigned char>> run_all(int threads) {
+  if (auto set = set_threads()) set(threads);
+  std::mt19937_64 gen(7);
+  const auto q = uniform<T, 4>(gen, {2, 2, 192, 64});
+  const auto k = uniform<T, 4>(gen, {2, 2, 256, 64});
+  const auto v = uniform<T, 4>(gen, {2, 2, 256, 48});
+  std::vector<std::vector<unsigned char>> out;
+  vl::AttentionOptions<T> opt;
+  opt.return_weights = true;
+  auto r = vl::attention<T>(q, k, v, opt);
+  out.push_back(bytes(r.output));
+  out.push_back(bytes(r.weights));
+  opt.causal = true;
+  opt.alignment = vl::CausalAlignment::bottom_right;
+  r = vl::attention<T>(q, k, v, opt);
+  out.push_back(bytes(r.output));
+
+  const auto lq = uniform<T, 2>(gen, {384, 64}), lk = uniform<T, 2>(gen, {384, 64}), lv = uniform<T, 2>(gen, {384, 96});
+  const auto pq = vl::elu_plus_one<T, 2>(lq), pk = vl::elu_plus_one<T, 2>(lk);
+  out.push_back(bytes(vl::linear_attention_parallel<T>(pq, pk, lv)));
+  out.push_back(bytes(vl::linear_attention_recurrent<T>(pq, pk, lv)));
+  out.push_back(bytes(vl::linear_attention_chunked<T>(pq, pk, lv, 64)));
+  out.push_back(bytes(vl::linear_attention_chunked<T>(pq, pk, lv, 7)));
+  return out;
+}
+
+const char* const kNames[] = {"attention output", "attention weights", "causal attention output",
+                              "linear attention (parallel)", "linear attention (recurrent)",
+                              "linear attention (chunked, 64)", "linear attention (chunked, 7)"};
+
+template <class T>
+void check_deterministic() {
+  const int before = get_threads() ? get_threads()() : 1;
+  const auto one = run_all<T>(1);
+  const auto again = run_all<T>(1);
+  const auto two = run_all<T>(2);
+  const auto two_again = run_all<T>(2);
+  if (auto set = set_threads()) set(before);
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    BOOST_TEST_CONTEXT(kNames[i]) {
+      BOOST_TEST((one[i] == again[i]), "repeated run on 1 thread differs");
+      BOOST_TEST((two[i] == two_again[i]), "repeated run on 2 threads differs");
+      BOOST_TEST((one[i] == two[i]), "1 thread and 2 threads differ");
+    }
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(openblas_thread_control_is_found) {
+  // Without it the 1-vs-2-threads comparison below compares a run with itself.
+  if (!set_threads()) {
+    BOOST_TEST_MESSAGE("openblas_set_num_threads not found: not OpenBLAS; thread counts not compared");
+    return;
+  }
+  set_threads()(2);
+  BOOST_TEST(get_threads()() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(bit_identical_double) { check_deterministic<double>(); }
+BOOST_AUTO_TEST_CASE(bit_identical_float) { check_deterministic<float>(); }
