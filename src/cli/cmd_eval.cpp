@@ -4,6 +4,7 @@
 //   eval mha                nn.MultiheadAttention's forward in PyTorch's parameter layout
 //   eval positional-encoding    sinusoidal PE (N, D)
 //   eval linear-attention   causal linear attention, φ = elu + 1, in one of its three forms
+#include <limits>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include "cli/eval_inputs.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/feature_map.hpp"
+#include "kernels/fused_attention.hpp"
 #include "kernels/linear_attention.hpp"
 #include "kernels/multi_head_attention.hpp"
 
@@ -40,6 +42,34 @@ xt::xarray<M> broadcast_mask(const xt::xarray<M>& mask, const Shape& target, con
       throw InputError(fmt::format("--mask {}: shape {} does not broadcast to the scores' shape {}", path, str(ms), str(target)));
   }
   return xt::broadcast(mask, target);
+}
+
+// Finite inputs can still overflow T (scores beyond its range give inf − inf = NaN in the
+// softmax): such a result is refused, never written.
+template <class T>
+void require_finite(const xt::xarray<T>& a, const char* what) {
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!std::isfinite(a.flat(i)))
+      throw InputError(fmt::format("the {} holds {} at flat index {}: the inputs overflow {} (scores or sums beyond "
+                                   "its range); scale them down{}", what, a.flat(i), i,
+                                   sizeof(T) == 4 ? "float32" : "float64", sizeof(T) == 4 ? " or use float64" : ""));
+}
+
+// Writes the output and, if asked for, the weights. If the weights cannot be written, the
+// output just written is removed again: a failed command leaves no file behind.
+template <class T>
+void save_outputs(const std::string& out, const xt::xarray<T>& o, const std::string& weights, const xt::xarray<T>& w) {
+  require_finite(o, "output");
+  if (!weights.empty()) require_finite(w, "weights");
+  npy::save(out, o);
+  if (weights.empty()) return;
+  try {
+    npy::save(weights, w);
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove(out, ec);
+    throw;
+  }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -92,6 +122,18 @@ void eval_attention(const AttentionArgs& a, const npy::Array& qa, Precision p) {
     k4 = to4(k);
     v4 = to4(v);
   }
+  // Scores beyond T's range become ±inf: a row of −inf reads as fully masked (a zero output,
+  // silently), +inf gives NaN. |s_ij| ≤ |scale|·D·max|q|·max|k|: refuse when that may overflow.
+  {
+    const double scale = a.scale ? std::abs(*a.scale) : 1 / std::sqrt(double(q4.shape(3)));
+    const double mq = xt::amax(xt::abs(q4))(), mk = xt::amax(xt::abs(k4))();
+    if (scale > 0 && mq > 0 && mk > 0 &&
+        std::log(scale) + std::log(double(q4.shape(3))) + std::log(mq) + std::log(mk) >
+            std::log(double(std::numeric_limits<T>::max())) - 1)
+      throw InputError(fmt::format("--q {} / --k {}: the scores may overflow {} (|scale|·D·max|q|·max|k| = {:.3g}·{}·{:.3g}·{:.3g}); "
+                                   "scale the inputs down{}", a.q, a.k, sizeof(T) == 4 ? "float32" : "float64", scale,
+                                   q4.shape(3), mq, mk, sizeof(T) == 4 ? " or use float64" : ""));
+  }
   AttentionOptions<T> options;
   if (a.scale) options.scale = T(*a.scale);
   options.causal = a.causal || a.bottom_right;
@@ -111,8 +153,10 @@ void eval_attention(const AttentionArgs& a, const npy::Array& qa, Precision p) {
     if (m.dtype == "bool") {
       options.allowed = xt::xarray<bool>(xt::reshape_view(xt::xarray<bool>(broadcast_mask(npy::to_xarray<bool>(m), target, a.mask)), scores));
     } else if (m.dtype.rfind("float", 0) == 0) {
-      for (double x : m.values)
+      for (double x : m.values) {
         if (std::isnan(x)) throw InputError(fmt::format("--mask {}: holds NaN", a.mask));
+        if (x == HUGE_VAL) throw InputError(fmt::format("--mask {}: holds +inf (only -inf hides a key)", a.mask));
+      }
       options.bias = xt::xarray<T>(xt::reshape_view(xt::xarray<T>(broadcast_mask(npy::to_xarray<T>(m), target, a.mask)), scores));
     } else {
       throw InputError(fmt::format("--mask {}: dtype {} (a mask is bool, True = may attend, or float, added)", a.mask, m.dtype));
@@ -120,7 +164,9 @@ void eval_attention(const AttentionArgs& a, const npy::Array& qa, Precision p) {
   }
   AttentionResult<T, 4> r;
   try {
-    r = attention<T>(q4, k4, v4, options);
+    // The fused kernel (online softmax, no n × n matrix) unless the weights are asked for.
+    if (options.return_weights) r = attention<T>(q4, k4, v4, options);
+    else r.output = fused_attention<T>(q4, k4, v4, options);
   } catch (const std::invalid_argument& e) {
     throw InputError(fmt::format("eval attention: {}", e.what()));
   }
@@ -142,8 +188,7 @@ void eval_attention(const AttentionArgs& a, const npy::Array& qa, Precision p) {
       weights = xt::reshape_view(r.weights, ws);
     }
   }
-  npy::save(a.out, out);
-  if (!a.weights.empty()) npy::save(a.weights, weights);
+  save_outputs<T>(a.out, out, a.weights, weights);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -187,8 +232,7 @@ void eval_mha(const MhaArgs& a, const npy::Array& xa, Precision p) {
   } catch (const std::invalid_argument& e) {
     throw InputError(fmt::format("eval mha: {}", e.what()));
   }
-  npy::save(a.out, xt::xarray<T>(r.output));
-  if (!a.weights.empty()) npy::save(a.weights, xt::xarray<T>(r.weights));
+  save_outputs<T>(a.out, xt::xarray<T>(r.output), a.weights, xt::xarray<T>(r.weights));
 }
 
 // ------------------------------------------------------------------------------------------
@@ -213,7 +257,7 @@ void eval_linear(const LinearArgs& a, const npy::Array& qa, Precision p) {
   else if (a.form == "recurrent") o = linear_attention_recurrent<T>(pq, pk, v);
   else if (a.chunk == 0) throw InputError("--chunk: the chunked form needs a chunk size >= 1");
   else o = linear_attention_chunked<T>(pq, pk, v, a.chunk);
-  npy::save(a.out, xt::xarray<T>(o));
+  save_outputs<T>(a.out, xt::xarray<T>(o), "", {});
 }
 
 // Dispatch on the precision of the first input.
@@ -240,11 +284,14 @@ void add_eval_command(CLI::App& app) {
   att->add_flag("--causal-bottom-right", at->bottom_right, "causal mask, bottom-right aligned (j <= i + Sk - Sq)");
   att->add_option("--scale", at->scale, "scale of Q Kᵀ (default 1/sqrt(D))");
   att->add_option("--softcap", at->softcap, "softcap·tanh(scores/softcap) before the mask (0 = off)")->check(CLI::NonNegativeNumber);
-  att->add_option("--q-heads", at->q_heads, "packed layout: query heads H");
-  att->add_option("--kv-heads", at->kv_heads, "packed layout: key/value heads G (H a multiple of G)");
+  att->add_option("--q-heads", at->q_heads, "packed layout: query heads H")->check(CLI::NonNegativeNumber);
+  att->add_option("--kv-heads", at->kv_heads, "packed layout: key/value heads G (H a multiple of G)")
+      ->check(CLI::NonNegativeNumber);
   att->add_option("--out", at->out, "output .npy")->required();
   att->add_option("--weights", at->weights, "also write the attention weights .npy");
   att->callback([at] {
+    if (at->scale && !std::isfinite(*at->scale)) throw InputError(fmt::format("--scale {}: not a finite number", *at->scale));
+    if (!std::isfinite(at->softcap)) throw InputError(fmt::format("--softcap {}: not a finite number", at->softcap));
     check_output_path(at->out, "--out");
     check_output_path(at->weights, "--weights");
     in_precision(*at, at->q, "--q", eval_attention<float>, eval_attention<double>);
@@ -257,7 +304,7 @@ void add_eval_command(CLI::App& app) {
   mha->add_option("--in-proj-bias", mh->b_in, "(3d)")->required();
   mha->add_option("--out-proj-weight", mh->w_out, "(d, d)")->required();
   mha->add_option("--out-proj-bias", mh->b_out, "(d)")->required();
-  mha->add_option("--heads", mh->heads, "number of heads")->required();
+  mha->add_option("--heads", mh->heads, "number of heads")->required()->check(CLI::NonNegativeNumber);
   mha->add_flag("--causal", mh->causal, "causal self-attention");
   mha->add_option("--out", mh->out, "output .npy (B, S, d)")->required();
   mha->add_option("--weights", mh->weights, "per-head weights .npy (B, H, S, S)");
@@ -273,7 +320,7 @@ void add_eval_command(CLI::App& app) {
   lin->add_option("--k", la->k, "keys (n, d_k)")->required();
   lin->add_option("--v", la->v, "values (n, d_v)")->required();
   lin->add_option("--form", la->form, "parallel | recurrent | chunked")->required()->check(CLI::IsMember({"parallel", "recurrent", "chunked"}));
-  lin->add_option("--chunk", la->chunk, "chunk size B >= 1 (chunked form)");
+  lin->add_option("--chunk", la->chunk, "chunk size B >= 1 (chunked form)")->check(CLI::NonNegativeNumber);
   lin->add_option("--out", la->out, "output .npy (n, d_v)")->required();
   lin->callback([la] {
     check_output_path(la->out, "--out");
