@@ -19,6 +19,7 @@
 #include "kernels/fused_attention.hpp"
 #include "kernels/linear_attention.hpp"
 #include "kernels/multi_head_attention.hpp"
+#include "kernels/positional_encoding.hpp"
 
 namespace vl::cli {
 
@@ -260,6 +261,21 @@ void eval_linear(const LinearArgs& a, const npy::Array& qa, Precision p) {
   save_outputs<T>(a.out, xt::xarray<T>(o), "", {});
 }
 
+// ------------------------------------------------------------------------------------------
+struct PositionalArgs {
+  std::size_t length = 0, dim = 0;
+  std::string dtype = "float64", out;
+};
+
+void eval_positional(const PositionalArgs& a) {
+  if (a.length == 0) throw InputError("--length: must be at least 1");
+  if (a.dim == 0) throw InputError("--dim: must be at least 1");
+  if (a.length > (std::size_t{1} << 31) / a.dim)
+    throw InputError(fmt::format("--length {} --dim {}: more than 2^31 values", a.length, a.dim));
+  if (a.dtype == "float32") npy::save(a.out, xt::xarray<float>(positional_encoding<float>(a.length, a.dim)));
+  else npy::save(a.out, xt::xarray<double>(positional_encoding<double>(a.length, a.dim)));
+}
+
 // Dispatch on the precision of the first input.
 template <class Args, class F32, class F64>
 void in_precision(const Args& args, const std::string& path, const char* option, F32 f32, F64 f64) {
@@ -325,6 +341,17 @@ void add_eval_command(CLI::App& app) {
   lin->callback([la] {
     check_output_path(la->out, "--out");
     in_precision(*la, la->q, "--q", eval_linear<float>, eval_linear<double>);
+  });
+
+  auto pa = std::make_shared<PositionalArgs>();
+  auto* pe = eval->add_subcommand("positional-encoding", "sinusoidal PE(pos, 2i) = sin(pos/10000^(2i/d)), PE(pos, 2i+1) = cos(...)");
+  pe->add_option("--length", pa->length, "positions N (rows 0 ... N-1)")->required()->check(CLI::NonNegativeNumber);
+  pe->add_option("--dim", pa->dim, "model dimension D (odd D: the last column is the sine of one more pair)")->required()->check(CLI::NonNegativeNumber);
+  pe->add_option("--dtype", pa->dtype, "float64 (default) or float32: the precision computed in")->check(CLI::IsMember({"float32", "float64"}));
+  pe->add_option("--out", pa->out, "output .npy (N, D)")->required();
+  pe->callback([pa] {
+    check_output_path(pa->out, "--out");
+    eval_positional(*pa);
   });
 }
 

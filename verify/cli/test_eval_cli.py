@@ -160,6 +160,34 @@ class Eval(unittest.TestCase):
             np.testing.assert_allclose(np.load(self.path("o.npy")), ref, rtol=0, atol=1e-12, err_msg=str(form))
 
 
+class PositionalEncoding(unittest.TestCase):
+    def test_against_numpy(self):
+        out = os.path.join(tempfile.mkdtemp(prefix="vl_pe_"), "pe.npy")
+        for n, d in ((1, 2), (7, 16), (50, 64), (40, 15)):
+            pos = np.arange(n)[:, None]
+            ang = pos / 10000 ** (2 * np.arange((d + 1) // 2)[None, :] / d)
+            ref = np.zeros((n, d))
+            ref[:, 0::2] = np.sin(ang)
+            ref[:, 1::2] = np.cos(ang[:, : d // 2])
+            # float32 computes the angle pos·ω in float32: its error grows with the angle, a few
+            # units of 2^-24 times (n + 1); sin and cos add one more rounding.
+            for dtype, tol in (("float64", 1e-12), ("float32", 4 * 2.0**-24 * (n + 1))):
+                r = run("eval", "positional-encoding", "--length", n, "--dim", d, "--dtype", dtype, "--out", out)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                pe = np.load(out)
+                self.assertEqual(pe.dtype, np.dtype(dtype))
+                np.testing.assert_allclose(pe, ref, rtol=0, atol=tol, err_msg=f"n={n} d={d} {dtype}")
+
+    def test_bad_sizes(self):
+        out = os.path.join(tempfile.mkdtemp(prefix="vl_pe_"), "pe.npy")
+        for args, words in ((["--length", "0", "--dim", "4"], "--length"), (["--length", "3", "--dim", "0"], "--dim"),
+                            (["--length", "3", "--dim", "4", "--dtype", "int8"], "--dtype")):
+            r = run("eval", "positional-encoding", *args, "--out", out)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(words, r.stderr)
+            self.assertFalse(os.path.exists(out))
+
+
 class BadInput(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="vl_eval_bad_")
