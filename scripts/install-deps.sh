@@ -12,6 +12,7 @@ PACKAGES=(
   python3 python3-numpy python3-torch      # the independent references (goldens, CLI tests)
   python3-matplotlib doxygen libjs-mathjax # the literate docs
   chromium                                 # the docs test looks at a page as a reader would
+  valgrind                                 # memcheck of the CLI in CI (scripts/valgrind.sh)
 )
 
 missing=()
