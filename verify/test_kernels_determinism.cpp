@@ -16,6 +16,8 @@
 
 #include "kernels/attention.hpp"
 #include "kernels/feature_map.hpp"
+#include "kernels/fused_attention.hpp"
+#include "kernels/linear_attention_fast.hpp"
 #include "kernels/linear_attention.hpp"
 
 namespace {
@@ -59,18 +61,31 @@ std::vector<std::vector<unsigned char>> run_all(int threads) {
   r = vl::attention<T>(q, k, v, opt);
   out.push_back(bytes(r.output));
 
+  // The fused kernel splits work over its own threads by (batch, head, query block): each row's
+  // online softmax runs on one thread in a fixed key order, so the thread count changes no bit.
+  opt.return_weights = false;
+  vl::FusedConfig config;
+  config.threads = std::size_t(threads);
+  config.block_k = 96;  // 256 keys: two whole blocks and a short one
+  out.push_back(bytes(vl::fused_attention<T>(q, k, v, opt, config)));
+  opt.causal = false;
+  out.push_back(bytes(vl::fused_attention<T>(q, k, v, opt, config)));
+
   const auto lq = uniform<T, 2>(gen, {384, 64}), lk = uniform<T, 2>(gen, {384, 64}), lv = uniform<T, 2>(gen, {384, 96});
   const auto pq = vl::elu_plus_one<T, 2>(lq), pk = vl::elu_plus_one<T, 2>(lk);
   out.push_back(bytes(vl::linear_attention_parallel<T>(pq, pk, lv)));
   out.push_back(bytes(vl::linear_attention_recurrent<T>(pq, pk, lv)));
   out.push_back(bytes(vl::linear_attention_chunked<T>(pq, pk, lv, 64)));
   out.push_back(bytes(vl::linear_attention_chunked<T>(pq, pk, lv, 7)));
+  out.push_back(bytes(vl::linear_attention_chunked_fast<T>(pq, pk, lv, 64)));
   return out;
 }
 
 const char* const kNames[] = {"attention output", "attention weights", "causal attention output",
+                              "fused attention, causal bottom-right", "fused attention",
                               "linear attention (parallel)", "linear attention (recurrent)",
-                              "linear attention (chunked, 64)", "linear attention (chunked, 7)"};
+                              "linear attention (chunked, 64)", "linear attention (chunked, 7)",
+                              "linear attention (fast chunked, 64)"};
 
 template <class T>
 void check_deterministic() {
