@@ -50,6 +50,16 @@ int AuditReport::failed() const {
   return n;
 }
 
+namespace {
+std::filesystem::path& reference_outputs_dir_storage() {
+  static std::filesystem::path dir = default_root() / "reference_outputs";
+  return dir;
+}
+}  // namespace
+
+const std::filesystem::path& reference_outputs_dir() { return reference_outputs_dir_storage(); }
+void set_reference_outputs_dir(const std::filesystem::path& dir) { reference_outputs_dir_storage() = dir; }
+
 std::filesystem::path default_root() {
   if (std::filesystem::is_directory("specs")) return std::filesystem::current_path();
   return VL_SOURCE_DIR;
@@ -317,6 +327,7 @@ AuditReport run_audit(const std::vector<Lesson>& lessons, const AuditOptions& op
     if (!known) throw InputError(fmt::format("'{}' is not a lesson, listing or claim id (see: lessons list)", s));
   }
 
+  set_reference_outputs_dir(options.root / "reference_outputs");
   AuditReport report;
   report.root = options.root;
   report.provenance = current_provenance(options.root);

@@ -5,6 +5,7 @@
 // A check is a named predicate run against an implementation. The real check runs it on our
 // kernels; each negative control runs the same predicate on a deliberately broken variant
 // (scale removed, state not carried, ...). A control that passes makes the check vacuous.
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
@@ -56,6 +57,11 @@ struct Lesson {
   std::vector<Listing> listings;
   std::vector<ClaimCheck> checks;
 };
+
+/// The reference_outputs/ folder that listings and checks read goldens from: the audited root's
+/// (run_audit sets it from --root), else that of default_root().
+const std::filesystem::path& reference_outputs_dir();
+void set_reference_outputs_dir(const std::filesystem::path& dir);
 
 /// Every lesson of the suite, in reading order (src/lessons/catalog.cpp).
 std::vector<Lesson> all_lessons();

@@ -81,7 +81,7 @@ xt::xtensor<T, 2> merge_columns(const Tensor4<T>& x) {
 }  // namespace
 
 std::filesystem::path golden(const std::string& name) {
-  return std::filesystem::path(VL_SOURCE_DIR) / "reference_outputs" / "attention" / name;
+  return reference_outputs_dir() / "attention" / name;
 }
 
 // ---------------------------------------------------------------------------------------------

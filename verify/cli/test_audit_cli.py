@@ -111,6 +111,18 @@ class AuditCli(unittest.TestCase):
         r = self.root.audit("linear-rnn")
         self.assertFailsWith(r, "main.O_par.npy: sha256", "array O_par")
 
+    def test_root_goldens_are_the_ones_read(self):
+        # A listing that compares with a torch golden reads it from --root, not from the
+        # source tree: a stale golden there (sealed) fails the listing's bound rule.
+        golden = "attention/lookup.out_torch.npy"
+        p = self.root.path("reference_outputs", golden)
+        a = np.load(p)
+        a[0, 0] += 1e-3
+        np.save(p, a)
+        self.root.reseal(golden)
+        r = self.root.audit("attention.lookup")
+        self.assertFailsWith(r, "listing attention.lookup", "not below the bound 1e-12")
+
     def test_golden_missing_from_manifest(self):
         shutil.copy(self.root.path("reference_outputs", "linear-rnn", "main.txt"),
                     self.root.path("reference_outputs", "linear-rnn", "stray.txt"))
