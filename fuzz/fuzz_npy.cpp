@@ -11,24 +11,11 @@
 #include <string>
 
 #include "engine/errors.hpp"
+#include "fuzz_input_file.hpp"
 #include "numeric/npy.hpp"
 
-namespace {
-const std::string& temp_path() {
-  static const std::string path = [] {
-    const char* dir = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    return std::string(dir) + "/vl_fuzz_npy." + std::to_string(::getpid()) + ".npy";
-  }();
-  return path;
-}
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string& path = temp_path();
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) __builtin_trap();
-  if (size) std::fwrite(data, 1, size, f);
-  std::fclose(f);
+  const std::string& path = write_fuzz_input(data, size, "npy", ".npy");
   try {
     const vl::npy::Array a = vl::npy::load(path);
     // The reader's contract: product(shape) elements.

@@ -9,25 +9,11 @@
 #include <string>
 
 #include "engine/errors.hpp"
+#include "fuzz_input_file.hpp"
 #include "engine/spec.hpp"
 
-namespace {
-// One temporary file per process, in RAM (/dev/shm) when available.
-const std::string& temp_path() {
-  static const std::string path = [] {
-    const char* dir = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    return std::string(dir) + "/vl_fuzz_spec." + std::to_string(::getpid()) + ".md";
-  }();
-  return path;
-}
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string& path = temp_path();
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) __builtin_trap();
-  if (size) std::fwrite(data, 1, size, f);
-  std::fclose(f);
+  const std::string& path = write_fuzz_input(data, size, "spec", ".md");
   try {
     const vl::Spec spec = vl::parse_spec(path);
     // Touch what the audit would read.

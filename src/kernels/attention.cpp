@@ -23,17 +23,7 @@ using Shape4 = std::array<std::size_t, 4>;
 // `mask` broadcast NumPy-style to `target`: trailing dimensions aligned, each equal or 1.
 template <class T, class M>
 xt::xtensor<T, 4> broadcast_mask(const xt::xarray<M>& mask, const Shape4& target, const char* what) {
-  const auto& s = mask.shape();
-  bool ok = s.size() <= 4;
-  for (std::size_t i = 0; ok && i < s.size(); ++i) {
-    const std::size_t t = target[4 - s.size() + i];
-    ok = s[i] == t || s[i] == 1;
-  }
-  if (!ok) {
-    throw std::invalid_argument(fmt::format("attention: the {} mask of shape ({}) does not broadcast to "
-                                            "(B, Hq, Sq, Sk) = ({})",
-                                            what, fmt::join(s, ", "), fmt::join(target, ", ")));
-  }
+  check_mask_broadcasts(std::vector<std::size_t>(mask.shape().begin(), mask.shape().end()), target, what);
   return xt::broadcast(xt::cast<T>(mask), target);
 }
 
@@ -124,5 +114,17 @@ template AttentionResult<float, 2> attention(const xt::xtensor<float, 2>&, const
                                              const xt::xtensor<float, 2>&, const AttentionOptions<float>&);
 template AttentionResult<double, 2> attention(const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&,
                                               const xt::xtensor<double, 2>&, const AttentionOptions<double>&);
+
+void check_mask_broadcasts(const std::vector<std::size_t>& s, const std::array<std::size_t, 4>& target, const char* what) {
+  bool ok = s.size() <= 4;
+  for (std::size_t i = 0; ok && i < s.size(); ++i) {
+    const std::size_t t = target[4 - s.size() + i];
+    ok = s[i] == t || s[i] == 1;
+  }
+  if (!ok)
+    throw std::invalid_argument(fmt::format("attention: the {} mask of shape ({}) does not broadcast to "
+                                            "(B, Hq, Sq, Sk) = ({})",
+                                            what, fmt::join(s, ", "), fmt::join(target, ", ")));
+}
 
 }  // namespace vl

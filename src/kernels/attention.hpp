@@ -6,7 +6,9 @@
 //
 //   O = softmax(softcap(scale · Q Kᵀ) + M) V
 //   Q: (B, Hq, Sq, D)   K: (B, Hkv, Sk, D)   V: (B, Hkv, Sk, Dv)   M, W: (B, Hq, Sq, Sk)   O: (B, Hq, Sq, Dv)
+#include <array>
 #include <cstddef>
+#include <vector>
 #include <optional>
 
 #include <xtensor/xarray.hpp>
@@ -47,6 +49,12 @@ struct AttentionResult {
   xt::xtensor<T, N> output;   ///< O: (B, Hq, Sq, Dv), or (Sq, Dv) for the 2-D overload
   xt::xtensor<T, N> weights;  ///< W: (B, Hq, Sq, Sk) / (Sq, Sk) if return_weights, else empty
 };
+
+/// Throws std::invalid_argument ("the <what> mask of shape (...) does not broadcast to (B, Hq,
+/// Sq, Sk) = (...)") unless `mask_shape` broadcasts NumPy-style to `target`: trailing
+/// dimensions aligned, each equal or 1.
+void check_mask_broadcasts(const std::vector<std::size_t>& mask_shape, const std::array<std::size_t, 4>& target,
+                           const char* what);
 
 /// O = softmax(softcap(scale · Q Kᵀ) + M) V per (batch, query head), computed in T.
 ///

@@ -183,16 +183,7 @@ struct BroadcastView {
 template <class M>
 BroadcastView<M> broadcast_view(const xt::xarray<M>& mask, const Shape4& target, const char* what) {
   const auto& s = mask.shape();
-  bool ok = s.size() <= 4;
-  for (std::size_t i = 0; ok && i < s.size(); ++i) {
-    const std::size_t t = target[4 - s.size() + i];
-    ok = s[i] == t || s[i] == 1;
-  }
-  if (!ok) {
-    throw std::invalid_argument(fmt::format("attention: the {} mask of shape ({}) does not broadcast to "
-                                            "(B, Hq, Sq, Sk) = ({})",
-                                            what, fmt::join(s, ", "), fmt::join(target, ", ")));
-  }
+  check_mask_broadcasts(std::vector<std::size_t>(s.begin(), s.end()), target, what);
   BroadcastView<M> view;
   view.data = mask.data();
   // Row-major strides of the mask, aligned to the trailing dimensions.
