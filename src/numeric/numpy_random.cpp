@@ -4,6 +4,7 @@
 // (random, standard_normal).
 #include "numeric/numpy_random.hpp"
 
+#include <array>
 #include <cmath>
 
 #include "engine/errors.hpp"
@@ -234,35 +235,34 @@ float Generator::standard_normal_f32() {
   }
 }
 
-xt::xtensor<double, 2> Generator::standard_normal(std::size_t rows, std::size_t cols) {
-  xt::xtensor<double, 2> out = xt::xtensor<double, 2>::from_shape({rows, cols});
-  for (double& v : out) v = standard_normal();
+namespace {
+// An array of `shape` filled in C order by successive draws, as NumPy's *_fill loops do.
+template <class Array, class Shape, class Draw>
+Array filled(const Shape& shape, Draw draw) {
+  Array out = Array::from_shape(shape);
+  for (auto& v : out) v = draw();
   return out;
 }
+}  // namespace
 
-// The N-d draws fill a C-order array element by element, as NumPy's *_fill loops do.
+xt::xtensor<double, 2> Generator::standard_normal(std::size_t rows, std::size_t cols) {
+  return filled<xt::xtensor<double, 2>>(std::array<std::size_t, 2>{rows, cols}, [this] { return standard_normal(); });
+}
+
 xt::xarray<double> Generator::standard_normal(const std::vector<std::size_t>& shape) {
-  xt::xarray<double> out = xt::xarray<double>::from_shape(shape);
-  for (double& v : out) v = standard_normal();
-  return out;
+  return filled<xt::xarray<double>>(shape, [this] { return standard_normal(); });
 }
 
 xt::xarray<float> Generator::standard_normal_f32(const std::vector<std::size_t>& shape) {
-  xt::xarray<float> out = xt::xarray<float>::from_shape(shape);
-  for (float& v : out) v = standard_normal_f32();
-  return out;
+  return filled<xt::xarray<float>>(shape, [this] { return standard_normal_f32(); });
 }
 
 xt::xarray<double> Generator::random(const std::vector<std::size_t>& shape) {
-  xt::xarray<double> out = xt::xarray<double>::from_shape(shape);
-  for (double& v : out) v = random();
-  return out;
+  return filled<xt::xarray<double>>(shape, [this] { return random(); });
 }
 
 xt::xarray<float> Generator::random_f32(const std::vector<std::size_t>& shape) {
-  xt::xarray<float> out = xt::xarray<float>::from_shape(shape);
-  for (float& v : out) v = random_f32();
-  return out;
+  return filled<xt::xarray<float>>(shape, [this] { return random_f32(); });
 }
 
 }  // namespace vl::numpy
