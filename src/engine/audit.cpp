@@ -17,6 +17,7 @@
 #include "engine/errors.hpp"
 #include "engine/golden_manifest.hpp"
 #include "numeric/npy.hpp"
+#include "numeric/numpy_compare.hpp"
 
 namespace vl {
 
@@ -171,11 +172,8 @@ ArrayResult compare_array(const std::filesystem::path& golden_dir, const ArrayGo
                            fmt::join(expected.shape(), ", "));
     r.max_abs_error = INFINITY;
   } else {
-    double worst = 0;
-    for (std::size_t i = 0; i < expected.size(); ++i) {
-      const double d = std::fabs(expected.flat(i) - produced.flat(i));
-      worst = std::isnan(d) ? INFINITY : std::max(worst, d);
-    }
+    const double diff = numpy::max_abs_diff(expected, produced);
+    const double worst = std::isnan(diff) ? INFINITY : diff;  // a NaN is never within tolerance
     r.max_abs_error = worst;
     r.passed = worst <= golden.abs_tolerance;
     r.detail = fmt::format("max |produced − golden| = {:.2e} (tolerance {:.0e})", worst, golden.abs_tolerance);
