@@ -38,16 +38,15 @@ Array load(const std::filesystem::path& path);
 /// for bool, non-zero is true).
 template <class T>
 xt::xarray<T> to_xarray(const Array& a) {
-  std::vector<T> data;
-  data.reserve(a.values.size());
-  for (double v : a.values) {
+  xt::xarray<T> out = xt::xarray<T>::from_shape(a.shape);
+  T* data = out.data();
+  for (std::size_t i = 0; i < a.values.size(); ++i) {
     if constexpr (std::is_same_v<T, bool>) {
-      data.push_back(v != 0.0);
+      data[i] = a.values[i] != 0.0;
     } else {
-      data.push_back(static_cast<T>(v));
+      data[i] = static_cast<T>(a.values[i]);
     }
   }
-  xt::xarray<T> out = xt::adapt(data, a.shape);
   return out;
 }
 
