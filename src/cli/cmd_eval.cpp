@@ -31,6 +31,16 @@ Shape shape_of(const auto& a) { return Shape(a.shape().begin(), a.shape().end())
 
 std::string str(const Shape& s) { return fmt::format("({})", fmt::join(s, ", ")); }
 
+// The row-major elements of `x` under another shape of the same size: one copy of the buffer
+// (xt::reshape_view would walk it element by element).
+template <class R, class X>
+R reshaped(const X& x, const Shape& shape) {
+  R r = R::from_shape(shape);
+  if (r.size() != x.size()) throw std::logic_error("reshaped: sizes differ");
+  std::copy_n(x.data(), x.size(), r.data());
+  return r;
+}
+
 // Broadcast a mask NumPy-style to `target`, or say why it does not broadcast.
 template <class M>
 xt::xarray<M> broadcast_mask(const xt::xarray<M>& mask, const Shape& target, const std::string& path) {
@@ -88,7 +98,7 @@ xt::xtensor<T, 4> unpack_heads(const xt::xarray<T>& x, std::size_t heads, const 
   if (x.dimension() != 3) throw InputError(fmt::format("{}: packed layout needs 3 dimensions (B, S, H·D), got {}", what, str(shape_of(x))));
   if (x.shape(2) % heads != 0)
     throw InputError(fmt::format("{}: last dimension {} is not divisible by {} heads", what, x.shape(2), heads));
-  xt::xarray<T> r = xt::reshape_view(x, Shape{x.shape(0), x.shape(1), heads, x.shape(2) / heads});
+  const auto r = reshaped<xt::xarray<T>>(x, {x.shape(0), x.shape(1), heads, x.shape(2) / heads});
   return xt::transpose(r, {0, 2, 1, 3});
 }
 
@@ -117,7 +127,7 @@ void eval_attention(const AttentionArgs& a, const npy::Array& qa, Precision p) {
         throw InputError(fmt::format("{}: leading (batch) shape {} differs from --q's {}", name, str(shape_of(*x)), str(shape_of(q))));
     const std::size_t b = std::accumulate(lead.begin(), lead.end(), std::size_t(1), std::multiplies<>());
     auto to4 = [b](const xt::xarray<T>& x) {
-      return xt::xtensor<T, 4>(xt::reshape_view(x, Shape{b, 1, x.shape(x.dimension() - 2), x.shape(x.dimension() - 1)}));
+      return reshaped<xt::xtensor<T, 4>>(x, {b, 1, x.shape(x.dimension() - 2), x.shape(x.dimension() - 1)});
     };
     q4 = to4(q);
     k4 = to4(k);
@@ -152,13 +162,13 @@ void eval_attention(const AttentionArgs& a, const npy::Array& qa, Precision p) {
       target.push_back(scores[3]);
     }
     if (m.dtype == "bool") {
-      options.allowed = xt::xarray<bool>(xt::reshape_view(xt::xarray<bool>(broadcast_mask(npy::to_xarray<bool>(m), target, a.mask)), scores));
+      options.allowed = reshaped<xt::xarray<bool>>(xt::xarray<bool>(broadcast_mask(npy::to_xarray<bool>(m), target, a.mask)), scores);
     } else if (m.dtype.rfind("float", 0) == 0) {
       for (double x : m.values) {
         if (std::isnan(x)) throw InputError(fmt::format("--mask {}: holds NaN", a.mask));
         if (x == HUGE_VAL) throw InputError(fmt::format("--mask {}: holds +inf (only -inf hides a key)", a.mask));
       }
-      options.bias = xt::xarray<T>(xt::reshape_view(xt::xarray<T>(broadcast_mask(npy::to_xarray<T>(m), target, a.mask)), scores));
+      options.bias = reshaped<xt::xarray<T>>(xt::xarray<T>(broadcast_mask(npy::to_xarray<T>(m), target, a.mask)), scores);
     } else {
       throw InputError(fmt::format("--mask {}: dtype {} (a mask is bool, True = may attend, or float, added)", a.mask, m.dtype));
     }
@@ -175,7 +185,7 @@ void eval_attention(const AttentionArgs& a, const npy::Array& qa, Precision p) {
   xt::xarray<T> out, weights;
   if (packed) {
     const xt::xarray<T> o = xt::transpose(r.output, {0, 2, 1, 3});
-    out = xt::reshape_view(o, Shape{o.shape(0), o.shape(1), o.shape(2) * o.shape(3)});
+    out = reshaped<xt::xarray<T>>(o, {o.shape(0), o.shape(1), o.shape(2) * o.shape(3)});
     weights = r.weights;
   } else if (q.dimension() == 4) {
     out = r.output;
@@ -183,10 +193,10 @@ void eval_attention(const AttentionArgs& a, const npy::Array& qa, Precision p) {
   } else {
     Shape os = lead, ws = lead;
     os.insert(os.end(), {r.output.shape(2), r.output.shape(3)});
-    out = xt::reshape_view(r.output, os);
+    out = reshaped<xt::xarray<T>>(r.output, os);
     if (options.return_weights) {
       ws.insert(ws.end(), {scores[2], scores[3]});
-      weights = xt::reshape_view(r.weights, ws);
+      weights = reshaped<xt::xarray<T>>(r.weights, ws);
     }
   }
   save_outputs<T>(a.out, out, a.weights, weights);
