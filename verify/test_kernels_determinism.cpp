@@ -118,3 +118,21 @@ BOOST_AUTO_TEST_CASE(openblas_thread_control_is_found) {
 
 BOOST_AUTO_TEST_CASE(bit_identical_double) { check_deterministic<double>(); }
 BOOST_AUTO_TEST_CASE(bit_identical_float) { check_deterministic<float>(); }
+
+// The fused kernel keeps OpenBLAS on one thread and shuts its idle pool down while its own
+// threads run; afterwards OpenBLAS has the thread count it had, and a threaded product (which
+// starts the pool again) still gives the plain kernel's bits.
+BOOST_AUTO_TEST_CASE(fused_kernel_gives_openblas_back_as_it_found_it) {
+  if (!set_threads()) {
+    BOOST_TEST_MESSAGE("openblas_set_num_threads not found: not OpenBLAS; nothing to check");
+    return;
+  }
+  std::mt19937_64 gen(11);
+  const auto q = uniform<double, 4>(gen, {1, 2, 256, 64}), k = uniform<double, 4>(gen, {1, 2, 256, 64});
+  const auto v = uniform<double, 4>(gen, {1, 2, 256, 64});
+  set_threads()(2);
+  const auto before = bytes(vl::attention<double>(q, k, v).output);
+  (void)vl::fused_attention<double>(q, k, v);
+  BOOST_TEST(get_threads()() == 2);
+  BOOST_TEST((bytes(vl::attention<double>(q, k, v).output) == before), "the plain kernel after the fused one differs");
+}
