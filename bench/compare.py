@@ -2,7 +2,8 @@
 """Our attention kernels next to NumPy and PyTorch, in one run, on the same sizes.
 
     /usr/bin/python3 bench/compare.py [--bench build-perf/bin/attention_bench]
-        [--lessons build-perf/bin/lessons] [--out build-perf/bench.json] [--quick]
+        [--lessons build-perf/bin/lessons] [--fma-peak build-perf/bin/fma_peak]
+        [--out build-perf/bench.json] [--quick]
 
 1. runs attention_bench (Google Benchmark, --benchmark_format=json, 3 repetitions, medians);
 2. times, in this process, NumPy + OpenBLAS (Debian's python3-numpy) and PyTorch on the same
@@ -10,7 +11,10 @@
    and chunked linear attention (chunk 64);
 3. times the whole `lessons eval attention` process at n = 4096, d = 64, float32 (hyperfine if
    installed, else a loop here) against NumPy doing the listing's computation in-process;
-4. prints one table of medians and ratios and writes everything as JSON (docs/plots.py draws
+4. runs fma_peak (the machine's float32 FMA ceiling, registers only) and times the same eval
+   process on n = 16 inputs (its fixed cost: start, loading, writing), to say what the process
+   could take at best: 4·n²·d flops at the FMA peak plus that fixed cost;
+5. prints one table of medians and ratios and writes everything as JSON (docs/plots.py draws
    the measured curves from it: VL_BENCH_JSON, or build-perf/bench.json, build/bench.json).
 
 Everything runs on the same machine in the same minutes; the load average before and after is
@@ -126,25 +130,38 @@ def run_python(ns_quadratic, ns_linear, repeats):
 
 
 # --- the whole eval process ---------------------------------------------------------------------
-def time_eval(lessons: Path, n: int, runs: int):
+def eval_inputs(tmp: Path, n: int):
+    """q, k, v (n, D) float32 saved under tmp; returns them and the eval command on them."""
     import numpy as np
-    tmp = Path(tempfile.mkdtemp(prefix="vl-bench-"))
     rng = np.random.default_rng(0)
     q, k, v = (rng.standard_normal((n, D)).astype(np.float32) for _ in range(3))
     for name, x in (("q", q), ("k", k), ("v", v)):
-        np.save(tmp / f"{name}.npy", x)
-    cmd = [str(lessons), "eval", "attention", "--q", str(tmp / "q.npy"), "--k", str(tmp / "k.npy"), "--v", str(tmp / "v.npy"),
-           "--out", str(tmp / "o.npy")]
-    out = {"command": " ".join(cmd), "n": n}
+        np.save(tmp / f"{name}{n}.npy", x)
+    return (q, k, v), ["eval", "attention", "--q", str(tmp / f"q{n}.npy"), "--k", str(tmp / f"k{n}.npy"), "--v",
+                       str(tmp / f"v{n}.npy"), "--out", str(tmp / "o.npy")]
+
+
+def time_process(cmd, runs: int, tmp: Path) -> dict:
+    """Median wall time of a whole process: hyperfine if installed, else a loop here."""
     if shutil.which("hyperfine"):
         js = tmp / "hf.json"
         subprocess.run(["hyperfine", "-N", "--warmup", "2", "--runs", str(runs), "--export-json", str(js), " ".join(cmd)],
                        check=True, capture_output=True)
         r = json.loads(js.read_text())["results"][0]
-        out.update(tool="hyperfine", seconds=r["median"], mean=r["mean"], stddev=r["stddev"], min=r["min"])
-    else:
-        med, ts = median_time(lambda: subprocess.run(cmd, check=True), runs, warmup=2)
-        out.update(tool="python loop", seconds=med, min=min(ts))
+        return {"tool": "hyperfine", "seconds": r["median"], "mean": r["mean"], "stddev": r["stddev"], "min": r["min"]}
+    med, ts = median_time(lambda: subprocess.run(cmd, check=True), runs, warmup=2)
+    return {"tool": "python loop", "seconds": med, "min": min(ts)}
+
+
+def time_eval(lessons: Path, n: int, runs: int):
+    import numpy as np
+    tmp = Path(tempfile.mkdtemp(prefix="vl-bench-"))
+    (q, k, v), args = eval_inputs(tmp, n)
+    cmd = [str(lessons), *args]
+    out = {"command": " ".join(cmd), "n": n}
+    # The fixed cost of the process (start, loading, checks, writing): the same command on n = 16.
+    out["fixed_seconds"] = time_process([str(lessons), *eval_inputs(tmp, 16)[1]], runs, tmp)["seconds"]
+    out.update(time_process(cmd, runs, tmp))
     # The listing's computation in NumPy, in-process: mean of 5, as the listing does; and the median of 5 such means.
     means = []
     for _ in range(5):
@@ -153,6 +170,7 @@ def time_eval(lessons: Path, n: int, runs: int):
             numpy_listing(np, q, k, v)
         means.append((time.perf_counter() - t0) / 5)
     out["numpy_seconds"] = statistics.median(means)
+    subprocess.run(cmd, check=True)  # the last timed run may have been the n = 16 one's
     o = np.load(tmp / "o.npy")
     ref = numpy_listing(np, q.astype(np.float64), k.astype(np.float64), v.astype(np.float64))
     out["max_abs_diff_vs_numpy_f64"] = float(np.abs(o - ref).max())
@@ -170,6 +188,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", default=str(ROOT / "build-perf/bin/attention_bench"))
     ap.add_argument("--lessons", default=str(ROOT / "build-perf/bin/lessons"))
+    ap.add_argument("--fma-peak", default=str(ROOT / "build-perf/bin/fma_peak"))
     ap.add_argument("--out", default=str(ROOT / "build-perf/bench.json"))
     ap.add_argument("--quick", action="store_true", help="one repetition, fewer NumPy runs (a smoke test)")
     a = ap.parse_args()
@@ -179,6 +198,8 @@ def main():
     ns_linear = sorted({n for (k, n) in cpp if k.startswith("linear_chunked")})
     py = run_python(ns_quadratic, ns_linear, 3 if a.quick else 5)
     ev = time_eval(Path(a.lessons), 4096, 5 if a.quick else 20) if Path(a.lessons).exists() else None
+    peak = (json.loads(subprocess.run([a.fma_peak], check=True, capture_output=True, text=True).stdout)
+            if Path(a.fma_peak).exists() else None)
     load_after = load()
 
     rows = []
@@ -219,13 +240,30 @@ def main():
         print(f"\nlessons eval attention, n = 4096, d = 64, float32 (whole process, {ev['tool']}): {ev['seconds']:.4f} s median; "
               f"NumPy listing in-process (mean of 5): {ev['numpy_seconds']:.4f} s; ratio {summary['eval_over_numpy']:.2f} "
               f"(target <= 0.33); max |eval - NumPy f64| = {ev['max_abs_diff_vs_numpy_f64']:.2e}")
+    if peak:
+        all_rate = peak["gflops_all_threads"] * 1e9
+        print(f"\nFMA ceiling ({peak['isa']}, registers only): {peak['gflops_1thread']:.1f} GFLOP/s on 1 thread, "
+              f"{peak['gflops_all_threads']:.1f} on {peak['threads']}")
+        if fused and fused.get("rate"):
+            summary["fused_rate_over_fma_peak"] = fused["rate"] / all_rate
+        if ev:
+            flops = 4.0 * ev["n"] ** 2 * D
+            ev["flops_at_peak_seconds"] = flops / all_rate
+            ev["floor_seconds"] = ev["flops_at_peak_seconds"] + ev["fixed_seconds"]
+            ev["target_seconds"] = ev["numpy_seconds"] / 3
+            summary["eval_floor_over_numpy"] = ev["floor_seconds"] / ev["numpy_seconds"]
+            print(f"eval at n = {ev['n']}: its {flops / 1e9:.2f} GFLOP take {ev['flops_at_peak_seconds'] * 1e3:.1f} ms at that "
+                  f"ceiling; with the process's fixed cost ({ev['fixed_seconds'] * 1e3:.1f} ms, n = 16) the floor is "
+                  f"{ev['floor_seconds'] * 1e3:.1f} ms = {summary['eval_floor_over_numpy']:.2f} x NumPy, against a target of "
+                  f"{ev['target_seconds'] * 1e3:.1f} ms (NumPy / 3): "
+                  f"{'reachable' if ev['floor_seconds'] <= ev['target_seconds'] else 'NOT reachable on this machine'}")
     for k, v in summary.items():
         print(f"{k}: {v:.3f}")
     doc = {"load_before": load_before, "load_after": load_after, "cpus": os.cpu_count(), "context": context,
            "python": {"numpy": py.get("numpy_version"), "torch": py.get("torch_version"), "torch_threads": py.get("torch_threads")},
            "d": D, "rows": rows,
            "python_results": [{"kernel": k[0], "n": k[1], "seconds": v} for k, v in py.items() if isinstance(k, tuple)],
-           "eval": ev, "summary": summary}
+           "eval": ev, "fma_peak": peak, "summary": summary}
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(doc, indent=1))
     print(f"\nwrote {a.out}")
