@@ -179,8 +179,8 @@ Generator::Generator(const std::string& decimal_seed)
 // sign, bits 9-60 a 52-bit magnitude. Inside the layer's rectangle -> done (99.3%); layer 0 ->
 // Marsaglia's tail beyond r using two uniforms and log1p; else the wedge test against
 // exp(-x^2/2). Rejections start over with a fresh uint64.
-// (The a*b+c of the wedge test must not be contracted to an FMA: build without -mfma, as the
-// default x86-64 target is.)
+// (The a*b+c of the wedge test must not be contracted to an FMA: CMakeLists.txt compiles with
+// -ffp-contract=off, so a -march=native build gives NumPy's bits too.)
 double Generator::standard_normal() {
   using namespace detail;
   for (;;) {

@@ -10,8 +10,8 @@
 // each multiply whose only use is an add/sub was fused into one FMA (the first such multiply
 // in statement order when an add has two). We write those fusions as std::fma and every other
 // step as one IEEE float operation; verified bit for bit against torch 1.13 on 5 seeds x
-// 101,050 values. Our own build must not contract further: -std=c++20 implies
-// -ffp-contract=off, and the x86-64 baseline has no FMA instructions anyway.
+// 101,050 values. Our own build must not contract further: CMakeLists.txt compiles everything
+// with -ffp-contract=off (GCC contracts by default in C++, -std=c++20 or not).
 
 namespace vl::torch_rng::avx_mathfun {
 
