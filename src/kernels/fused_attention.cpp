@@ -72,67 +72,85 @@ class BlasSingleThreaded {
 };
 
 // ---------------------------------------------------------------------------------------------
-// exp for float32, vectorisable (Cephes' expf: range reduction by ln 2 in two parts, degree-5
-// polynomial; relative error ≤ 2 ulp on [−87.3, 88.7]); exactly 1 at 0, exactly 0 below −87.3
-// (and for −∞), NaN for NaN. Scores minus their maximum are ≤ 0, so no overflow handling.
-__attribute__((always_inline)) inline float exp_f32(float x) {
-  const float lo = -87.3f;
-  const float xc = x < lo ? lo : x;  // NaN stays NaN
-  const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
-  float r = xc - n * 0.693359375f;
+// exp for float32 (Cephes' expf: range reduction by ln 2 in two parts, degree-5 polynomial;
+// relative error ≤ 2 ulp on [−87.3, 88.7]); exactly 1 at 0, exactly 0 below −87.3 (and for
+// −∞), NaN for NaN. Scores minus their maximum are ≤ 0, so no overflow handling. Written once
+// for F = float and for F = a vector of floats (GCC vector extensions: every operation is
+// lane-wise, so a lane gives the scalar's bits; with -ffp-contract=off nothing is fused).
+// The result goes out through a reference: a 64-byte vector returned by value would have a
+// different ABI in the baseline and AVX-512 clones (GCC's -Wpsabi).
+template <class F, class I>
+__attribute__((always_inline)) inline void exp_f32(const F& x, F& out) {
+  const F lo = F{} - 87.3f;
+  const F xc = x < lo ? lo : x;  // NaN stays NaN
+  const F n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
+  F r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
+  F p = F{} + 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  const float y = p * r * r + r + 1.0f;
-  const std::int32_t e = (static_cast<std::int32_t>(n) + 127) << 23;
-  const float pow2 = __builtin_bit_cast(float, e);
-  const float result = y * pow2;
-  return x < lo ? 0.0f : (x != x ? x : result);
+  const F y = p * r * r + r + 1.0f;
+  I e;
+  if constexpr (std::is_same_v<F, float>) e = static_cast<I>(n);
+  else e = __builtin_convertvector(n, I);
+  const F pow2 = __builtin_bit_cast(F, (e + 127) << 23);
+  const F result = y * pow2;
+  out = x < lo ? F{} : (x != x ? x : result);
 }
 
+// 16 floats: one AVX-512 register, two AVX2 registers or four SSE registers, as the clone's
+// target has them.
+using f32x16 = float __attribute__((vector_size(64)));
+using i32x16 = std::int32_t __attribute__((vector_size(64)));
+constexpr std::size_t kLanes = 16;
+
 // One row of the online softmax over a key block, float32. s: the row's scores (in: scores,
-// out: p_j = exp(s_j − m_new)); returns the row sum of p, sets m_new. Vectorised for AVX-512,
-// AVX2 or the baseline at run time (target_clones, chosen by CPU features).
+// out: p_j = exp(s_j − m_new)); returns the row sum of p, sets m_new. Compiled for AVX-512,
+// AVX2 and the baseline, chosen at run time (target_clones, by CPU features).
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
 #define VL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define VL_CLONES
 #endif
 
-// The reductions keep 16 partial results (one AVX-512 register; the same order in every
-// clone, so every machine gets the same bits: -ffp-contract is off in ISO C++ mode).
-constexpr std::size_t kLanes = 16;
+// The reductions keep 16 partial results, lane t taking elements j ≡ t (mod 16) in order, and
+// combine them in lane order: the same order in every clone, so every machine gets the same bits.
 VL_CLONES float row_max_f32(const float* s, std::size_t n) {
-  float part[kLanes];
-  for (std::size_t t = 0; t < kLanes; ++t) part[t] = -std::numeric_limits<float>::infinity();
+  f32x16 part = f32x16{} - std::numeric_limits<float>::infinity();
   std::size_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (std::size_t t = 0; t < kLanes; ++t) part[t] = s[j + t] > part[t] ? s[j + t] : part[t];
-  for (; j < n; ++j) part[0] = s[j] > part[0] ? s[j] : part[0];
+  for (; j + kLanes <= n; j += kLanes) {
+    f32x16 x;
+    std::memcpy(&x, s + j, sizeof x);
+    part = x > part ? x : part;
+  }
   float m = part[0];
+  for (; j < n; ++j) m = s[j] > m ? s[j] : m;
   for (std::size_t t = 1; t < kLanes; ++t) m = part[t] > m ? part[t] : m;
   return m;
 }
 VL_CLONES float row_exp_sum_f32(float* s, std::size_t n, float m) {
-  float part[kLanes] = {};
+  f32x16 part{};
   std::size_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (std::size_t t = 0; t < kLanes; ++t) {
-      const float p = exp_f32(s[j + t] - m);
-      s[j + t] = p;
-      part[t] += p;
-    }
-  for (; j < n; ++j) {
-    const float p = exp_f32(s[j] - m);
-    s[j] = p;
-    part[0] += p;
+  for (; j + kLanes <= n; j += kLanes) {
+    f32x16 x;
+    std::memcpy(&x, s + j, sizeof x);
+    f32x16 p;
+    exp_f32<f32x16, i32x16>(x - m, p);
+    std::memcpy(s + j, &p, sizeof p);
+    part += p;
   }
-  float sum = 0;
-  for (std::size_t t = 0; t < kLanes; ++t) sum += part[t];
+  float tail = part[0];
+  for (; j < n; ++j) {
+    float p;
+    exp_f32<float, std::int32_t>(s[j] - m, p);
+    s[j] = p;
+    tail += p;
+  }
+  float sum = tail;
+  for (std::size_t t = 1; t < kLanes; ++t) sum += part[t];
   return sum;
 }
 VL_CLONES void row_scale_f32(float* a, std::size_t n, float f) {
@@ -170,7 +188,11 @@ void row_scale(T* a, std::size_t n, T f) {
     for (std::size_t j = 0; j < n; ++j) a[j] *= f;
   }
 }
-inline float exp_of(float x) { return exp_f32(x); }
+inline float exp_of(float x) {
+  float y;
+  exp_f32<float, std::int32_t>(x, y);
+  return y;
+}
 inline double exp_of(double x) { return std::exp(x); }
 
 // ---------------------------------------------------------------------------------------------
