@@ -210,6 +210,12 @@ def measured_cost(ctx: Context):
         ns, ts = zip(*pts)
         dashed = name.startswith(("numpy", "torch"))
         ax.loglog(ns, ts, "o--" if dashed else "o-", lw=1.2 if dashed else 2, ms=4, label=label)
+    peak = (data.get("fma_peak") or {}).get("gflops_all_threads")
+    quadratic = sorted(n for n, _ in curves.get("attention_fused", []))
+    if peak and len(quadratic) >= 2:  # no float32 kernel can beat 4·n²·d flops at the FMA ceiling
+        d = data.get("d", 64)
+        ax.loglog(quadratic, [4.0 * n * n * d / (peak * 1e9) for n in quadratic], ":", color="black", lw=1.5,
+                  label=f"4n²d flops at the FMA ceiling ({peak:.0f} GFLOP/s)")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("sequence length n (d = 64, float32, one head)")
     ax.set_ylabel("seconds (median)")
@@ -218,7 +224,8 @@ def measured_cost(ctx: Context):
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, fontsize=8)
     return [ctx.save(fig, "cost-measured",
                      "Times measured by bench/compare.py on this machine, log-log: quadratic kernels have slope 2, "
-                     "chunked linear attention slope 1. Dashed: NumPy and torch in the same run.",
+                     "chunked linear attention slope 1. Dashed: NumPy and torch in the same run. Dotted: the floor no "
+                     "float32 softmax attention can beat here, its 4·n²·d flops at the machine's measured FMA ceiling.",
                      ("listing", listing["id"]))]
 
 
