@@ -197,25 +197,29 @@ def measured_cost(ctx: Context):
     for r in data.get("python_results", []):
         if r["kernel"] in ("numpy_listing", "torch_listing", "numpy_linear_chunked"):
             curves.setdefault(r["kernel"], []).append((r["n"], r["seconds"]))
-    labels = {"attention_plain": "plain kernel (xtensor, materialised)", "attention_materialized": "listing 6's twin (materialised)",
-              "attention_fused": "fused kernel", "attention_fused_causal": "fused kernel, causal",
-              "linear_chunked_fast": "linear attention, chunked (BLAS)", "linear_chunked_xtensor": "linear attention, chunked (xtensor)",
-              "numpy_listing": "NumPy, the listing", "torch_listing": "torch, softmax(QKᵀ/√d)V",
-              "numpy_linear_chunked": "NumPy, linear chunked"}
+    # (label, colour): each of our kernels has its own colour; NumPy and torch are dashed, in the
+    # colour of the kernel that computes the same thing the same way.
+    styles = {"attention_plain": ("plain kernel (xtensor, materialised)", BLUE),
+              "attention_materialized": ("listing 6's twin (materialised)", RED),
+              "attention_fused": ("fused kernel", GREEN), "attention_fused_causal": ("fused kernel, causal", "#8e6bb8"),
+              "linear_chunked_fast": ("linear attention, chunked (BLAS)", "#e08a1e"),
+              "linear_chunked_xtensor": ("linear attention, chunked (xtensor)", "#8c564b"),
+              "numpy_listing": ("NumPy, the listing", RED), "torch_listing": ("torch, softmax(QKᵀ/√d)V", GREY),
+              "numpy_linear_chunked": ("NumPy, linear chunked", "#e08a1e")}
     fig, ax = plt.subplots(figsize=(7.6, 4.0))
-    for name, label in labels.items():
+    for name, (label, colour) in styles.items():
         pts = sorted(curves.get(name, []))
         if len(pts) < 2:
             continue
         ns, ts = zip(*pts)
         dashed = name.startswith(("numpy", "torch"))
-        ax.loglog(ns, ts, "o--" if dashed else "o-", lw=1.2 if dashed else 2, ms=4, label=label)
+        ax.loglog(ns, ts, "o--" if dashed else "o-", color=colour, lw=1.2 if dashed else 2, ms=4, label=label)
     peak = (data.get("fma_peak") or {}).get("gflops_all_threads")
     quadratic = sorted(n for n, _ in curves.get("attention_fused", []))
     if peak and len(quadratic) >= 2:  # no float32 kernel can beat 4·n²·d flops at the FMA ceiling
         d = data.get("d", 64)
         ax.loglog(quadratic, [4.0 * n * n * d / (peak * 1e9) for n in quadratic], ":", color="black", lw=1.5,
-                  label=f"4n²d flops at the FMA ceiling ({peak:.0f} GFLOP/s)")
+                  label=f"floor: 4n²d flops at the FMA ceiling ({peak:.0f} GFLOP/s)")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("sequence length n (d = 64, float32, one head)")
     ax.set_ylabel("seconds (median)")
@@ -225,7 +229,8 @@ def measured_cost(ctx: Context):
     return [ctx.save(fig, "cost-measured",
                      "Times measured by bench/compare.py on this machine, log-log: quadratic kernels have slope 2, "
                      "chunked linear attention slope 1. Dashed: NumPy and torch in the same run. Dotted: the floor no "
-                     "float32 softmax attention can beat here, its 4·n²·d flops at the machine's measured FMA ceiling.",
+                     "float32 softmax attention without a mask can beat here, its 4·n²·d flops at the machine's measured "
+                     "FMA ceiling (the causal kernel computes about half of them).",
                      ("listing", listing["id"]))]
 
 
