@@ -7,7 +7,9 @@ Runs `lessons audit --json OUT/audit.json` (its exit status is ignored: a failin
 shown, in red), writes the pages into OUT/pages, runs Doxygen (docs/Doxyfile; a Doxygen
 warning fails the build) into OUT/html, and copies Debian's MathJax (libjs-mathjax) into
 OUT/html/mathjax so that the site loads nothing from the network. Used by the `docs` target
-(docs/CMakeLists.txt) and by verify/cli/test_docs.py.
+(docs/CMakeLists.txt) and by verify/cli/test_docs.py. With --audit (or the environment variable
+VL_AUDIT_JSON, which scripts/main.sh sets to the audit it has just run) it uses that audit's
+JSON instead of running the audit again.
 """
 import argparse
 import os
@@ -50,14 +52,19 @@ def main():
     ap.add_argument("--source", type=Path, default=HERE.parent, help="the repository (default: this one)")
     ap.add_argument("--out", required=True, type=Path, help="output folder (html/ goes under it)")
     ap.add_argument("--doxygen", default=shutil.which("doxygen") or "doxygen")
-    ap.add_argument("--audit", type=Path, help="use this audit JSON instead of running the audit")
+    ap.add_argument("--audit", type=Path, default=os.environ.get("VL_AUDIT_JSON") or None,
+                    help="use this audit JSON instead of running the audit (default: $VL_AUDIT_JSON)")
     args = ap.parse_args()
     source, out = args.source.resolve(), args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
 
     audit = out / "audit.json"
     if args.audit:
-        shutil.copyfile(args.audit, audit)
+        if not args.audit.is_file():
+            fail(f"--audit {args.audit}: no such file (an audit JSON: lessons audit --json FILE)")
+        print(f"build_docs.py: using the audit in {args.audit}")
+        if args.audit.resolve() != audit:
+            shutil.copyfile(args.audit, audit)
     elif not args.lessons:
         fail("give --lessons (the lessons binary) or --audit (an audit JSON)")
     else:

@@ -7,7 +7,8 @@ scripts/install-deps.sh
 scripts/build.sh
 status=0
 "$BUILD_DIR/bin/lessons" audit --json "$BUILD_DIR/audit.json" --junit "$BUILD_DIR/audit.xml" || status=$?
-cmake --build "$BUILD_DIR" --target docs
+# The docs weave the audit just run (its JSON), rather than running it a second time.
+VL_AUDIT_JSON="$(pwd)/$BUILD_DIR/audit.json" cmake --build "$BUILD_DIR" --target docs
 echo "Docs: $(pwd)/$BUILD_DIR/docs/html/index.html"
 echo "Reports: $(pwd)/$BUILD_DIR/audit.json (JSON), $(pwd)/$BUILD_DIR/audit.xml (JUnit)"
 exit $status
