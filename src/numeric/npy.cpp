@@ -318,7 +318,7 @@ template <class T>
 void append_elements(std::string& out, const xt::xarray<T>& a) {
   out.reserve(out.size() + a.size() * sizeof(T));
   if constexpr (std::endian::native == std::endian::little) {
-    out.append(reinterpret_cast<const char*>(a.data()), a.size() * sizeof(T));
+    if (a.size() > 0) out.append(reinterpret_cast<const char*>(a.data()), a.size() * sizeof(T));
   } else {
     for (T v : a) append_little_endian(out, v);
   }
@@ -406,7 +406,7 @@ Array load(const std::filesystem::path& path) {
     if (dt.kind == 'f' && !dt.swap && dt.size == 4) {
       widen<float>(data, count, a.values.data());
     } else if (dt.kind == 'f' && !dt.swap && dt.size == 8) {
-      std::memcpy(a.values.data(), data, count * sizeof(double));
+      if (count > 0) std::memcpy(a.values.data(), data, count * sizeof(double));  // an empty vector's data() may be null
     } else {
       for (std::size_t i = 0; i < count; ++i) a.values[i] = decode(path, dt, data + i * dt.size, i);
     }
