@@ -215,7 +215,7 @@ Dtype parse_descr(const std::filesystem::path& path, const std::string& descr) {
 // One element at `p` as a double (exact: 64-bit integers beyond 2^53 are rejected).
 double decode(const std::filesystem::path& path, const Dtype& dt, const unsigned char* p,
               std::size_t index) {
-  unsigned char b[8];
+  unsigned char b[8] = {};  // dt.size (1..8) bytes are set below
   for (std::size_t i = 0; i < dt.size; ++i) b[i] = dt.swap ? p[dt.size - 1 - i] : p[i];
   auto as = [&b]<class T>(T) {
     T v;
