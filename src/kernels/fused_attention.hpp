@@ -16,7 +16,9 @@
 // whatever n is. The block products go through BLAS (cblas_sgemm / cblas_dgemm): S_blk =
 // scale · Q_blk K_blkᵀ and a += P_blk V_blk. Key blocks that a causal mask hides entirely are
 // skipped. Work items (batch, head, query block) are spread over std::threads; OpenBLAS is kept
-// single-threaded, and its idle thread pool shut down, while they run.
+// single-threaded, and its idle thread pool shut down, while they run. Those are OpenBLAS's
+// process-wide settings (restored afterwards): do not run the kernel while another thread of
+// the same process is inside an OpenBLAS call.
 #include <cstddef>
 
 #include <xtensor/xtensor.hpp>
