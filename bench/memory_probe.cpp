@@ -12,8 +12,8 @@
 #include "kernels/fused_attention.hpp"
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: memory_probe N fused|inputs [causal]\n");
+  if (argc < 3 || (std::strcmp(argv[2], "fused") != 0 && std::strcmp(argv[2], "inputs") != 0 && std::strcmp(argv[2], "blas") != 0)) {
+    std::fprintf(stderr, "usage: memory_probe N fused|inputs|blas [causal]\n");
     return 2;
   }
   const std::size_t n = std::strtoull(argv[1], nullptr, 10), d = 64;
