@@ -20,6 +20,7 @@
 #include "kernels/linear_attention.hpp"
 #include "kernels/multi_head_attention.hpp"
 #include "kernels/positional_encoding.hpp"
+#include "numeric/numpy_broadcast.hpp"
 
 namespace vl::cli {
 
@@ -47,11 +48,8 @@ xt::xarray<M> broadcast_mask(const xt::xarray<M>& mask, const Shape& target, con
   const Shape ms = shape_of(mask);
   if (ms.size() > target.size())
     throw InputError(fmt::format("--mask {}: shape {} has more dimensions than the scores {}", path, str(ms), str(target)));
-  for (std::size_t i = 0; i < ms.size(); ++i) {
-    const std::size_t t = target[target.size() - ms.size() + i];
-    if (ms[i] != 1 && ms[i] != t)
-      throw InputError(fmt::format("--mask {}: shape {} does not broadcast to the scores' shape {}", path, str(ms), str(target)));
-  }
+  if (!numpy::broadcasts_to(ms, target))
+    throw InputError(fmt::format("--mask {}: shape {} does not broadcast to the scores' shape {}", path, str(ms), str(target)));
   return xt::broadcast(mask, target);
 }
 

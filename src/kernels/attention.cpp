@@ -14,6 +14,7 @@
 
 #include "kernels/matmul.hpp"
 #include "kernels/softmax.hpp"
+#include "numeric/numpy_broadcast.hpp"
 
 namespace vl {
 namespace {
@@ -116,12 +117,7 @@ template AttentionResult<double, 2> attention(const xt::xtensor<double, 2>&, con
                                               const xt::xtensor<double, 2>&, const AttentionOptions<double>&);
 
 void check_mask_broadcasts(const std::vector<std::size_t>& s, const std::array<std::size_t, 4>& target, const char* what) {
-  bool ok = s.size() <= 4;
-  for (std::size_t i = 0; ok && i < s.size(); ++i) {
-    const std::size_t t = target[4 - s.size() + i];
-    ok = s[i] == t || s[i] == 1;
-  }
-  if (!ok)
+  if (!numpy::broadcasts_to(s, target))
     throw std::invalid_argument(fmt::format("attention: the {} mask of shape ({}) does not broadcast to "
                                             "(B, Hq, Sq, Sk) = ({})",
                                             what, fmt::join(s, ", "), fmt::join(target, ", ")));
