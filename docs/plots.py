@@ -11,9 +11,8 @@ is absent: a lesson that does not exist yet, or prints something else, gets no p
         ...
         return [ctx.save(fig, "name", caption, ("claim", claim_id))]
 
-The numbers come from the audit's JSON (today parsed from the checks' `detail` text and the
-listings' printed lines; see the notes at each hook for what structured field would replace
-the parsing).
+The numbers come from the audit's JSON: a check's `series` (the numbers behind its measured
+value), and the listings' printed lines, which are the lesson's own output.
 """
 from __future__ import annotations
 
@@ -101,28 +100,23 @@ def figures_for(lesson, spec, img_dir: Path, warnings: list):
 NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
 
-def parse_counts(detail: str):
-    """'...; n=256: chunked 397312 (n·B·d + n·d² = 196608), parallel 2097152 (n²·d = 1048576); ...'
-    -> (ns, {series: [counts]}, {series: (formula, [values])}), or None."""
-    ns, series, formulas = [], {}, {}
-    for part in detail.split(";"):
-        m = re.match(r"^\s*n\s*=\s*(\d+)\s*:\s*(.*)$", part)
-        if not m:
-            continue
-        ns.append(int(m.group(1)))
-        for item in re.finditer(r"([A-Za-z][\w ]*?)\s+(\d+)(?:\s*\(([^=()]+?)\s*=\s*(\d+)\))?", m.group(2)):
-            name = item.group(1).strip()
-            series.setdefault(name, []).append(int(item.group(2)))
-            if item.group(3):
-                formulas.setdefault(name, (item.group(3).strip(), []))[1].append(int(item.group(4)))
-    if len(ns) < 2 or not series or any(len(v) != len(ns) for v in series.values()):
+def measured_series(entry):
+    """A check's or control's "series" from the audit JSON -> (abscissa name, xs, {name: values},
+    {name: (formula name, values)}), or None when it has no abscissa and a measured series."""
+    series = entry.get("series") or []
+    if len(series) < 2:
         return None
-    return ns, series, formulas
+    x = series[0]
+    measured = {s["name"]: s["values"] for s in series[1:] if not s.get("formula_of")}
+    formulas = {s["formula_of"]: (s["name"], s["values"]) for s in series[1:] if s.get("formula_of")}
+    if not measured or any(len(v) != len(x["values"]) for v in measured.values()):
+        return None
+    return x["name"], x["values"], measured, formulas
 
 
 # ---------------------------------------------------------------------------------------------
-# linear-rnn: multiply-adds against n, log-log (claim detail "n=...: chunked X (...), parallel Y (...)").
-# Asks the engine for: the check's counts as structured data (e.g. "data": {"n": [...], "chunked": [...]}).
+# linear-rnn: multiply-adds against n, log-log, from a complexity claim's check series ("n",
+# then each form's counts and the formula of its leading terms).
 
 @hook
 def cost_against_n(ctx: Context):
@@ -131,10 +125,11 @@ def cost_against_n(ctx: Context):
         if claim.get("kind") != "complexity":
             continue
         for check in claim.get("checks", []):
-            parsed = parse_counts(check.get("detail", ""))
-            if not parsed:
+            parsed = measured_series(check)
+            if not parsed or parsed[0] != "n":
                 continue
-            ns, series, formulas = parsed
+            _, ns, series, formulas = parsed
+            ns = [int(n) for n in ns]
             fig, ax = plt.subplots(figsize=(7.6, 3.8))
             colours = [BLUE, RED, GREEN, "#8e6bb8"]
             for k, (name, counts) in enumerate(series.items()):
@@ -146,9 +141,9 @@ def cost_against_n(ctx: Context):
                     ax.loglog(ns, formulas[name][1], "--", color=c, lw=1, alpha=0.7,
                               label=f"{formulas[name][0]}")
             for ctl in check.get("controls", []):
-                cp = parse_counts(ctl.get("detail", ""))
-                if cp and cp[0] == ns:
-                    first = next(iter(cp[1].items()))
+                cp = measured_series(ctl)
+                if cp and [int(n) for n in cp[1]] == ns:
+                    first = next(iter(cp[2].items()))
                     ax.loglog(ns, first[1], "x", color=GREY, ms=9, mew=1.5,
                               label=f"negative control: {ctl['name']}")
             ax.set_xlabel("sequence length n")

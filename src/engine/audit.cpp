@@ -137,6 +137,7 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
         cr.rejected = !m.passed;
         cr.value = m.value;
         cr.detail = m.detail;
+        cr.series = m.series;
       } catch (const std::exception& e) {
         cr.rejected = true;  // the broken variant was refused outright
         cr.detail = fmt::format("rejected by an exception: {}", e.what());

@@ -31,6 +31,7 @@ struct ControlResult {
   bool rejected = false;
   double value = 0;
   std::string detail;
+  std::vector<Series> series;
 };
 
 struct CheckResult {

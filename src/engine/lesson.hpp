@@ -15,12 +15,23 @@
 
 namespace vl {
 
+/// A named run of numbers a check measured along the way (counts against n, ...), for plots
+/// and other machine readers of the audit's JSON. `formula_of` names the series whose expected
+/// values these are, when they are a formula's rather than measured.
+struct Series {
+  std::string name;
+  std::vector<double> values;
+  std::string formula_of;
+};
+
 /// What a check measured: its value (a max error, a count, a ratio...), compared with the
-/// claim's tolerance from the spec, and the verdict.
+/// claim's tolerance from the spec, and the verdict; `detail` says it in words, `series` (often
+/// empty) gives the numbers behind it, the first series being the abscissa of the others.
 struct Measurement {
   double value = 0;
   bool passed = false;
   std::string detail;
+  std::vector<Series> series{};  // {} also spares the 3-field {value, passed, detail} initialisers a warning
 };
 
 /// A check receives the tolerance its claim states in the spec (0 when the claim says none).

@@ -17,6 +17,18 @@ nlohmann::json number(double x) {
   return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
 }
 
+nlohmann::json series_json(const std::vector<Series>& series) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& s : series) {
+    nlohmann::json values = nlohmann::json::array();
+    for (double v : s.values) values.push_back(number(v));
+    nlohmann::json e = {{"name", s.name}, {"values", values}};
+    if (!s.formula_of.empty()) e["formula_of"] = s.formula_of;
+    j.push_back(e);
+  }
+  return j;
+}
+
 nlohmann::json claim_json(const ClaimResult& c) {
   nlohmann::json j = {{"id", c.claim.id},
                       {"kind", to_string(c.claim.kind)},
@@ -32,10 +44,12 @@ nlohmann::json claim_json(const ClaimResult& c) {
                          {"measured", number(ch.measured.value)},
                          {"passed", ch.measured.passed},
                          {"detail", ch.measured.detail},
+                         {"series", series_json(ch.measured.series)},
                          {"error", ch.error},
                          {"controls", nlohmann::json::array()}};
     for (const auto& ctl : ch.controls)
-      cj["controls"].push_back({{"name", ctl.name}, {"rejected", ctl.rejected}, {"measured", number(ctl.value)}, {"detail", ctl.detail}});
+      cj["controls"].push_back({{"name", ctl.name}, {"rejected", ctl.rejected}, {"measured", number(ctl.value)}, {"detail", ctl.detail},
+                                {"series", series_json(ctl.series)}});
     j["checks"].push_back(cj);
   }
   return j;

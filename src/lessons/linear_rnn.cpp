@@ -238,6 +238,8 @@ Measurement chunked_cost_linear(const Forms& forms, double tolerance) {
   const std::size_t d = 16, B = 32;
   double worst_slope = 0, parallel_slope = 0;
   std::vector<std::string> rows;
+  std::vector<Series> series = {{"n", {}, ""}, {"chunked", {}, ""}, {"n·B·d + n·d²", {}, "chunked"},
+                                {"parallel", {}, ""}, {"n²·d", {}, "parallel"}};
   std::uint64_t prev_chunked = 0, prev_parallel = 0;
   for (std::size_t n = 256; n <= 4096; n *= 2) {
     const Inputs in = draw_inputs(n, d, d, 5000 + n, forms);
@@ -245,6 +247,8 @@ Measurement chunked_cost_linear(const Forms& forms, double tolerance) {
     const auto parallel = count_multiply_adds([&] { forms.parallel(in.pq, in.pk, in.v); });
     rows.push_back(fmt::format("n={}: chunked {} (n·B·d + n·d² = {}), parallel {} (n²·d = {})", n, chunked,
                                n * B * d + n * d * d, parallel, n * n * d));
+    const double row[] = {double(n), double(chunked), double(n * B * d + n * d * d), double(parallel), double(n * n * d)};
+    for (std::size_t k = 0; k < series.size(); ++k) series[k].values.push_back(row[k]);
     if (prev_chunked) {
       worst_slope = std::max(worst_slope, std::log2(double(chunked) / double(prev_chunked)));
       parallel_slope = std::log2(double(parallel) / double(prev_parallel));
@@ -254,7 +258,8 @@ Measurement chunked_cost_linear(const Forms& forms, double tolerance) {
   }
   return {worst_slope, worst_slope <= 1.0 + tolerance,
           fmt::format("growth exponent of the chunked form's multiply-adds {:.3f} (parallel form: {:.3f}); {}", worst_slope,
-                      parallel_slope, fmt::join(rows, "; "))};
+                      parallel_slope, fmt::join(rows, "; ")),
+          series};
 }
 
 }  // namespace vl::lessons::linear_rnn

@@ -156,6 +156,18 @@ class AuditCli(unittest.TestCase):
             self.assertEqual(c["status"], "passed")
             self.assertTrue(c["tolerance"])
             self.assertTrue(all(ctl["rejected"] for ch in c["checks"] for ctl in ch["controls"]))
+        # The cost claim's check gives its numbers as series: n first, then each form's counts and
+        # the formula of its leading terms (d = 16, B = 32 in the check).
+        cost = next(c for c in claims if c["id"] == "linear-rnn.chunked-linear-cost")
+        series = {s["name"]: s for s in cost["checks"][0]["series"]}
+        self.assertEqual(cost["checks"][0]["series"][0]["name"], "n")
+        ns = series["n"]["values"]
+        self.assertEqual(ns, [256, 512, 1024, 2048, 4096])
+        self.assertEqual(series["n²·d"]["values"], [n * n * 16 for n in ns])
+        self.assertEqual(series["n²·d"]["formula_of"], "parallel")
+        self.assertEqual(series["n·B·d + n·d²"]["values"], [n * 32 * 16 + n * 16 * 16 for n in ns])
+        self.assertTrue(all(c >= f for c, f in zip(series["chunked"]["values"], series["n·B·d + n·d²"]["values"])))
+        self.assertTrue(cost["checks"][0]["controls"][0]["series"])
         lines = report["lessons"][0]["listings"][0]["lines"]
         self.assertEqual([l["rule"] for l in lines][:2], ["ws", "exact"])
         suite = ET.parse(x).getroot()
