@@ -88,6 +88,10 @@ def main():
         sys.stderr.write(dox.stderr)
     if dox.returncode or dox.stderr.strip():
         fail("Doxygen reported warnings or errors (WARN_AS_ERROR): fix them (see above)")
+    # Doxygen also writes a "file" page for each generated lesson Markdown file (lesson__NAME_8md.html);
+    # nothing links to them and the lesson pages themselves are lesson_NAME.html.
+    for md in pages.glob("*.md"):
+        (html / (md.stem.replace("_", "__") + "_8md.html")).unlink(missing_ok=True)
     copy_mathjax(html)
     print(f"build_docs.py: site {html / 'index.html'}")
 
