@@ -64,7 +64,7 @@ LineRule parse_rule(const std::string& text) {
     const auto at = body.find(sep);
     if (at != std::string::npos) {
       rule.reason = body.substr(at + sep.size());
-      body = body.substr(0, at);
+      body.resize(at);
       break;
     }
   }
