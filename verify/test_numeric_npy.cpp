@@ -42,11 +42,12 @@ struct TempDir {
   std::size_t entries() const { return static_cast<std::size_t>(std::distance(fs::directory_iterator(path), fs::directory_iterator())); }
 };
 
-// load(fixture(name)) throws vl::InputError whose message names the file and contains `what`.
-void check_load_error(const std::string& name, const std::string& what) {
-  BOOST_TEST_CONTEXT("fixture " << name) {
+// read(fixture(name)) throws vl::InputError whose message names the file and contains `what`.
+template <class Read>
+void check_error(const std::string& reader, Read read, const std::string& name, const std::string& what) {
+  BOOST_TEST_CONTEXT(reader << ", fixture " << name) {
     try {
-      vl::npy::load(fixture(name));
+      read(fixture(name));
       BOOST_ERROR("no error for " << name);
     } catch (const vl::InputError& e) {
       const std::string msg = e.what();
@@ -55,6 +56,15 @@ void check_load_error(const std::string& name, const std::string& what) {
       BOOST_TEST(msg.find(what) != std::string::npos, "message says '" << what << "': " << msg);
     }
   }
+}
+
+// A file load() refuses; read_info and load_exact refuse it the same way when the fault is in
+// the prefix, the header or the data's size (`header_level`), as they share that parsing.
+void check_load_error(const std::string& name, const std::string& what, bool header_level = true) {
+  check_error("load", [](const fs::path& p) { vl::npy::load(p); }, name, what);
+  if (!header_level) return;
+  check_error("read_info", [](const fs::path& p) { vl::npy::read_info(p); }, name, what);
+  check_error("load_exact<double>", [](const fs::path& p) { vl::npy::load_exact<double>(p); }, name, what);
 }
 
 const std::vector<double> kM23 = {-0.5, -0.25, 0.0, 0.25, 0.5, 0.75};  // the fixtures' 2x3 matrix
@@ -177,8 +187,8 @@ BOOST_AUTO_TEST_CASE(malformed_dict) {
   check_load_error("malformed_shape.npy", "malformed header");
 }
 BOOST_AUTO_TEST_CASE(int64_beyond_2_53) {
-  check_load_error("i8_too_big.npy", "beyond 2^53");
-  check_load_error("u8_too_big.npy", "beyond 2^53");
+  check_load_error("i8_too_big.npy", "beyond 2^53", false);  // an element's value, not the layout
+  check_load_error("u8_too_big.npy", "beyond 2^53", false);
 }
 BOOST_AUTO_TEST_CASE(directory_is_not_a_file) {
   BOOST_CHECK_THROW(vl::npy::load(fs::path(VL_SOURCE_DIR) / "verify"), vl::InputError);
@@ -269,6 +279,53 @@ BOOST_AUTO_TEST_CASE(failure_leaves_no_file) {
   }
   BOOST_TEST(fs::is_directory(dir.path / "taken.npy" / "inside"));
   BOOST_TEST(dir.entries() == 1u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// read_info and load_exact: the header alone, and float files straight into their own type.
+BOOST_AUTO_TEST_SUITE(typed_reading)
+
+BOOST_AUTO_TEST_CASE(read_info_reads_the_header) {
+  const vl::npy::Info f = vl::npy::read_info(fixture("f8_fortran.npy"));
+  BOOST_TEST(f.dtype == "float64");
+  BOOST_TEST(f.shape == (std::vector<std::size_t>{2, 3}), boost::test_tools::per_element());
+  const vl::npy::Info i = vl::npy::read_info(fixture("i4_fortran_3d.npy"));
+  BOOST_TEST(i.dtype == "int32");
+  BOOST_TEST(i.shape.size() == 3u);
+  BOOST_TEST(vl::npy::read_info(fixture("scalar.npy")).shape.empty());
+  BOOST_TEST(vl::npy::read_info(fixture("v3.npy")).dtype == "float64");
+}
+
+// Every float file: load_exact<T> gives exactly load()'s values (exact in double) in T.
+template <class T>
+void check_exact(const std::string& name) {
+  BOOST_TEST_CONTEXT("fixture " << name) {
+    const Array a = vl::npy::load(fixture(name));
+    const xt::xarray<T> x = vl::npy::load_exact<T>(fixture(name));
+    BOOST_TEST(std::vector<std::size_t>(x.shape().begin(), x.shape().end()) == a.shape, boost::test_tools::per_element());
+    BOOST_REQUIRE(x.size() == a.values.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double v = a.values[i];
+      BOOST_TEST((std::isnan(v) ? std::isnan(x.flat(i)) : double(x.flat(i)) == v), "element " << i);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(load_exact_matches_load_in_every_layout) {
+  for (const char* name : {"f4_c.npy", "f4_big.npy", "numpy_written_f4_3d.npy"}) check_exact<float>(name);
+  for (const char* name : {"f8_c.npy", "f8_big.npy", "f8_fortran.npy", "v2.npy", "v3.npy", "scalar.npy", "empty.npy", "nan.npy",
+                           "numpy_written_f8.npy", "numpy_written_scalar.npy"})
+    check_exact<double>(name);
+  const xt::xarray<double> d = vl::npy::load_exact<double>(fixture("f8_fortran.npy"));  // C order in memory
+  BOOST_TEST(d(0, 2) == 0.0);
+  BOOST_TEST(d(1, 0) == 0.25);
+}
+
+BOOST_AUTO_TEST_CASE(load_exact_refuses_another_dtype) {
+  check_error("load_exact<double>", [](const fs::path& p) { vl::npy::load_exact<double>(p); }, "f4_c.npy", "dtype float32, float64 expected");
+  check_error("load_exact<float>", [](const fs::path& p) { vl::npy::load_exact<float>(p); }, "f8_c.npy", "dtype float64, float32 expected");
+  check_error("load_exact<float>", [](const fs::path& p) { vl::npy::load_exact<float>(p); }, "i1.npy", "dtype int8, float32 expected");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

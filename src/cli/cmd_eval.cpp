@@ -101,12 +101,12 @@ xt::xtensor<T, 4> unpack_heads(const xt::xarray<T>& x, std::size_t heads, const 
 }
 
 template <class T>
-void eval_attention(const AttentionArgs& a, const npy::Array& qa, Precision p) {
+void eval_attention(const AttentionArgs& a, Precision p) {
   const bool packed = a.q_heads > 0 || a.kv_heads > 0;
   if (packed && (a.q_heads == 0 || a.kv_heads == 0)) throw InputError("--q-heads and --kv-heads go together");
-  xt::xarray<T> q = checked_input<T>(qa, a.q, "--q", p, 2);
-  xt::xarray<T> k = checked_input<T>(load_npy(a.k, "--k"), a.k, "--k", p, 2);
-  xt::xarray<T> v = checked_input<T>(load_npy(a.v, "--v"), a.v, "--v", p, 2);
+  xt::xarray<T> q = checked_input<T>(a.q, "--q", p, 2);
+  xt::xarray<T> k = checked_input<T>(a.k, "--k", p, 2);
+  xt::xarray<T> v = checked_input<T>(a.v, "--v", p, 2);
   // Bring everything to (B, H, S, D); remember how to give the output back.
   Shape lead;  // leading batch shape for the (…, S, D) layout
   xt::xtensor<T, 4> q4, k4, v4;
@@ -208,13 +208,13 @@ struct MhaArgs {
 };
 
 template <class T>
-void eval_mha(const MhaArgs& a, const npy::Array& xa, Precision p) {
-  xt::xarray<T> x = checked_input<T>(xa, a.x, "--x", p, 2);
+void eval_mha(const MhaArgs& a, Precision p) {
+  xt::xarray<T> x = checked_input<T>(a.x, "--x", p, 2);
   if (x.dimension() == 2) x = xt::expand_dims(x, 0);
   if (x.dimension() != 3) throw InputError(fmt::format("--x {}: shape {}, expected (B, S, d) or (S, d)", a.x, str(shape_of(x))));
   const std::size_t d = x.shape(2);
   auto param = [&](const std::string& path, const char* option, const Shape& want) {
-    xt::xarray<T> w = checked_input<T>(load_npy(path, option), path, option, p, 1);
+    xt::xarray<T> w = checked_input<T>(path, option, p, 1);
     if (shape_of(w) != want)
       throw InputError(fmt::format("{} {}: shape {}, expected {} for d_model {}", option, path, str(shape_of(w)), str(want), d));
     return w;
@@ -251,13 +251,13 @@ struct LinearArgs {
 };
 
 template <class T>
-void eval_linear(const LinearArgs& a, const npy::Array& qa, Precision p) {
-  auto as2d = [&](const npy::Array& arr, const std::string& path, const char* option) {
-    const xt::xarray<T> x = checked_input<T>(arr, path, option, p, 2);
+void eval_linear(const LinearArgs& a, Precision p) {
+  auto as2d = [&](const std::string& path, const char* option) {
+    const xt::xarray<T> x = checked_input<T>(path, option, p, 2);
     if (x.dimension() != 2) throw InputError(fmt::format("{} {}: shape {}, expected (n, d)", option, path, str(shape_of(x))));
     return xt::xtensor<T, 2>(x);
   };
-  const auto q = as2d(qa, a.q, "--q"), k = as2d(load_npy(a.k, "--k"), a.k, "--k"), v = as2d(load_npy(a.v, "--v"), a.v, "--v");
+  const auto q = as2d(a.q, "--q"), k = as2d(a.k, "--k"), v = as2d(a.v, "--v");
   if (k.shape() != q.shape()) throw InputError(fmt::format("--k {}: shape {} differs from --q's {}", a.k, str(shape_of(k)), str(shape_of(q))));
   if (v.shape(0) != q.shape(0)) throw InputError(fmt::format("--v {}: {} rows, --q has {}", a.v, v.shape(0), q.shape(0)));
   const auto pq = elu_plus_one<T, 2>(q), pk = elu_plus_one<T, 2>(k);
@@ -284,12 +284,11 @@ void eval_positional(const PositionalArgs& a) {
   else npy::save(a.out, xt::xarray<double>(positional_encoding<double>(a.length, a.dim)));
 }
 
-// Dispatch on the precision of the first input.
+// Dispatch on the precision of the first input (its header says it).
 template <class Args, class F32, class F64>
 void in_precision(const Args& args, const std::string& path, const char* option, F32 f32, F64 f64) {
-  const npy::Array first = load_npy(path, option);
-  if (precision_of(first, option, path) == Precision::f32) f32(args, first, Precision::f32);
-  else f64(args, first, Precision::f64);
+  if (precision_of(read_npy_info(path, option), option, path) == Precision::f32) f32(args, Precision::f32);
+  else f64(args, Precision::f64);
 }
 
 }  // namespace

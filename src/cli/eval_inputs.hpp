@@ -16,38 +16,52 @@ namespace vl::cli {
 /// The precision `eval` computes in: that of the query (or X) input.
 enum class Precision { f32, f64 };
 
-inline Precision precision_of(const npy::Array& a, const std::string& option, const std::string& path) {
-  if (a.dtype == "float32") return Precision::f32;
-  if (a.dtype == "float64") return Precision::f64;
-  throw InputError(fmt::format("{} {}: dtype {} is not supported here (float32 or float64)", option, path, a.dtype));
+inline Precision precision_of(const npy::Info& info, const std::string& option, const std::string& path) {
+  if (info.dtype == "float32") return Precision::f32;
+  if (info.dtype == "float64") return Precision::f64;
+  throw InputError(fmt::format("{} {}: dtype {} is not supported here (float32 or float64)", option, path, info.dtype));
 }
 
-/// A float input as T; it must have the given dtype, at least `min_rank` dimensions, no
-/// empty dimension, and only finite values (NaN and ±inf are refused, never hidden).
-template <class T>
-xt::xarray<T> checked_input(const npy::Array& a, const std::string& path, const std::string& option, Precision precision,
-                            std::size_t min_rank) {
-  const std::string want = precision == Precision::f32 ? "float32" : "float64";
-  if (a.dtype != want)
-    throw InputError(fmt::format("{} {}: dtype {}, but the inputs are {} (give every input the same precision)", option, path,
-                                 a.dtype, want));
-  if (a.shape.size() < min_rank)
-    throw InputError(fmt::format("{} {}: {} dimensions, at least {} needed", option, path, a.shape.size(), min_rank));
-  for (std::size_t i = 0; i < a.shape.size(); ++i)
-    if (a.shape[i] == 0) throw InputError(fmt::format("{} {}: dimension {} is empty", option, path, i));
-  for (std::size_t i = 0; i < a.values.size(); ++i)
-    if (!std::isfinite(a.values[i]))
-      throw InputError(fmt::format("{} {}: value at flat index {} is {} (inputs must be finite)", option, path, i, a.values[i]));
-  return npy::to_xarray<T>(a);
-}
-
-/// npy::load, its error prefixed with the option that named the file ("--k /x.npy: ...").
-inline npy::Array load_npy(const std::string& path, const std::string& option) {
+/// `call` (an npy reader) with its error prefixed by the option that named the file
+/// ("--k /x.npy: ...").
+template <class F>
+auto for_option(const std::string& option, F call) {
   try {
-    return npy::load(path);
+    return call();
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: {}", option, e.what()));
   }
+}
+
+/// npy::load of the file an option names, errors prefixed with the option.
+inline npy::Array load_npy(const std::string& path, const std::string& option) {
+  return for_option(option, [&] { return npy::load(path); });
+}
+
+/// npy::read_info (the header only) of the file an option names, errors prefixed with the option.
+inline npy::Info read_npy_info(const std::string& path, const std::string& option) {
+  return for_option(option, [&] { return npy::read_info(path); });
+}
+
+/// A float input as T, read straight into T (npy::load_exact); it must have the given dtype,
+/// at least `min_rank` dimensions, no empty dimension, and only finite values (NaN and ±inf
+/// are refused, never hidden).
+template <class T>
+xt::xarray<T> checked_input(const std::string& path, const std::string& option, Precision precision, std::size_t min_rank) {
+  const npy::Info info = read_npy_info(path, option);
+  const std::string want = precision == Precision::f32 ? "float32" : "float64";
+  if (info.dtype != want)
+    throw InputError(fmt::format("{} {}: dtype {}, but the inputs are {} (give every input the same precision)", option, path,
+                                 info.dtype, want));
+  if (info.shape.size() < min_rank)
+    throw InputError(fmt::format("{} {}: {} dimensions, at least {} needed", option, path, info.shape.size(), min_rank));
+  for (std::size_t i = 0; i < info.shape.size(); ++i)
+    if (info.shape[i] == 0) throw InputError(fmt::format("{} {}: dimension {} is empty", option, path, i));
+  xt::xarray<T> x = for_option(option, [&] { return npy::load_exact<T>(path); });
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (!std::isfinite(x.flat(i)))
+      throw InputError(fmt::format("{} {}: value at flat index {} is {} (inputs must be finite)", option, path, i, x.flat(i)));
+  return x;
 }
 
 /// Refuse an output path whose folder does not exist, before any work is done.

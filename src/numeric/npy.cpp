@@ -355,8 +355,20 @@ std::vector<std::size_t> shape_of(const xt::xarray<T>& a) {
 
 }  // namespace
 
-Array load(const std::filesystem::path& path) {
-  const std::vector<unsigned char> bytes = read_file(path);
+namespace {
+
+// What the prefix and header of a .npy file say, checked: the data starts at `data_offset` and
+// holds `count` elements of `dtype`, in the file's order (C, or Fortran when fortran_order).
+struct Layout {
+  Header header;
+  Dtype dtype;
+  std::size_t data_offset = 0;
+  std::size_t count = 0;
+};
+
+// `bytes`: the start of the file (at least up to the end of its header; the whole file in
+// load()); `file_size`: the size of the whole file, for the data's size checks.
+Layout parse_layout(const std::filesystem::path& path, const std::vector<unsigned char>& bytes, std::size_t file_size) {
   if (bytes.size() < kMagicLen + 2 || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0) {
     fail(path, "not a .npy file (bad magic: the file must start with \\x93NUMPY)");
   }
@@ -373,9 +385,12 @@ Array load(const std::filesystem::path& path) {
     fail(path, fmt::format("truncated header (it should be {} bytes, the file has {} after the prefix)",
                            header_len, bytes.size() - prefix));
   }
-  const std::string text(reinterpret_cast<const char*>(bytes.data() + prefix), header_len);
-  const Header h = HeaderParser(path, text).parse();
-  const Dtype dt = parse_descr(path, h.descr);
+  Layout l;
+  l.header = HeaderParser(path, std::string(reinterpret_cast<const char*>(bytes.data() + prefix), header_len)).parse();
+  l.dtype = parse_descr(path, l.header.descr);
+  l.data_offset = prefix + header_len;
+  const Header& h = l.header;
+  const Dtype& dt = l.dtype;
 
   // `nonzero` bounds the product of the non-zero dimensions too: a (0, 2^60) array holds no
   // element but its strides would overflow.
@@ -387,7 +402,8 @@ Array load(const std::filesystem::path& path) {
     count *= d;
     if (d != 0) nonzero *= d;
   }
-  const std::size_t data_bytes = bytes.size() - prefix - header_len;
+  l.count = count;
+  const std::size_t data_bytes = file_size - l.data_offset;
   if (data_bytes < count * dt.size) {
     fail(path, fmt::format("truncated data: shape {} of {} needs {} bytes, the file holds {}",
                            numpy::format_shape(h.shape), dt.name, count * dt.size, data_bytes));
@@ -397,34 +413,100 @@ Array load(const std::filesystem::path& path) {
                            "({} elements) but shape {} has {}",
                            data_bytes, dt.name, data_bytes / dt.size, numpy::format_shape(h.shape), count));
   }
+  return l;
+}
 
-  Array a{dt.name, h.shape, std::vector<double>(count)};
-  const unsigned char* data = bytes.data() + prefix + header_len;
-  if (!h.fortran_order || h.shape.size() < 2) {
-    // Native-order floats, the usual case: the same values as decode(), in a loop the
-    // compiler vectorises.
-    if (dt.kind == 'f' && !dt.swap && dt.size == 4) {
-      widen<float>(data, count, a.values.data());
-    } else if (dt.kind == 'f' && !dt.swap && dt.size == 8) {
-      if (count > 0) std::memcpy(a.values.data(), data, count * sizeof(double));  // an empty vector's data() may be null
-    } else {
-      for (std::size_t i = 0; i < count; ++i) a.values[i] = decode(path, dt, data + i * dt.size, i);
-    }
-    return a;
+// Calls put(file_index, c_offset) for every element: in C order the two are equal; in Fortran
+// order the first index varies fastest in the file, so walk the file's elements keeping their
+// multi-index and give each its C-order offset.
+template <class Put>
+void for_each_element(const Layout& l, Put put) {
+  const std::vector<std::size_t>& shape = l.header.shape;
+  if (!l.header.fortran_order || shape.size() < 2) {
+    for (std::size_t i = 0; i < l.count; ++i) put(i, i);
+    return;
   }
-  // Fortran order: the first index varies fastest in the file. Walk the file's elements,
-  // keeping their multi-index, and place each at its C-order offset.
-  const std::size_t rank = h.shape.size();
+  const std::size_t rank = shape.size();
   std::vector<std::size_t> c_stride(rank, 1), index(rank, 0);
-  for (std::size_t d = rank - 1; d > 0; --d) c_stride[d - 1] = c_stride[d] * h.shape[d];
-  for (std::size_t k = 0; k < count; ++k) {
+  for (std::size_t d = rank - 1; d > 0; --d) c_stride[d - 1] = c_stride[d] * shape[d];
+  for (std::size_t k = 0; k < l.count; ++k) {
     std::size_t offset = 0;
     for (std::size_t d = 0; d < rank; ++d) offset += index[d] * c_stride[d];
-    a.values[offset] = decode(path, dt, data + k * dt.size, offset);
-    for (std::size_t d = 0; d < rank && ++index[d] == h.shape[d]; ++d) index[d] = 0;
+    put(k, offset);
+    for (std::size_t d = 0; d < rank && ++index[d] == shape[d]; ++d) index[d] = 0;
+  }
+}
+
+// Native-order, C-order data of exactly the element type: a plain copy will do.
+bool is_plain(const Layout& l, char kind, std::size_t size) {
+  return l.dtype.kind == kind && l.dtype.size == size && !l.dtype.swap && (!l.header.fortran_order || l.header.shape.size() < 2);
+}
+
+}  // namespace
+
+Array load(const std::filesystem::path& path) {
+  const std::vector<unsigned char> bytes = read_file(path);
+  const Layout l = parse_layout(path, bytes, bytes.size());
+  Array a{l.dtype.name, l.header.shape, std::vector<double>(l.count)};
+  const unsigned char* data = bytes.data() + l.data_offset;
+  // Native-order floats in C order, the usual case: the same values as decode(), in loops the
+  // compiler vectorises.
+  if (is_plain(l, 'f', 4)) {
+    widen<float>(data, l.count, a.values.data());
+  } else if (is_plain(l, 'f', 8)) {
+    if (l.count > 0) std::memcpy(a.values.data(), data, l.count * sizeof(double));  // an empty vector's data() may be null
+  } else {
+    for_each_element(l, [&](std::size_t k, std::size_t offset) { a.values[offset] = decode(path, l.dtype, data + k * l.dtype.size, offset); });
   }
   return a;
 }
+
+Info read_info(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) fail(path, "no such file");
+  if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, not a .npy file");
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) fail(path, "cannot open for reading");
+  const std::streamoff size = in.tellg();
+  if (size < 0) fail(path, "cannot tell the file's size");
+  // The prefix holds the header's length; then read up to the header's end (or the file's).
+  auto read_start = [&](std::size_t n) {
+    std::vector<unsigned char> b(std::min<std::size_t>(n, std::size_t(size)));
+    in.seekg(0);
+    if (!in.read(reinterpret_cast<char*>(b.data()), std::streamsize(b.size()))) fail(path, "read error");
+    return b;
+  };
+  std::vector<unsigned char> start = read_start(kMagicLen + 2 + 4);
+  if (start.size() >= kMagicLen + 2 + 4 && std::memcmp(start.data(), kMagic, kMagicLen) == 0) {
+    const std::size_t len_bytes = start[6] == 1 ? 2 : 4;
+    std::size_t header_len = 0;
+    for (std::size_t i = 0; i < len_bytes; ++i) header_len |= std::size_t{start[kMagicLen + 2 + i]} << (8 * i);
+    start = read_start(kMagicLen + 2 + len_bytes + header_len);
+  }
+  const Layout l = parse_layout(path, start, std::size_t(size));
+  return Info{l.dtype.name, l.header.shape};
+}
+
+template <class T>
+xt::xarray<T> load_exact(const std::filesystem::path& path) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  const std::vector<unsigned char> bytes = read_file(path);
+  const Layout l = parse_layout(path, bytes, bytes.size());
+  const char* want = std::is_same_v<T, float> ? "float32" : "float64";
+  if (l.dtype.name != want) fail(path, fmt::format("dtype {}, {} expected", l.dtype.name, want));
+  xt::xarray<T> out = xt::xarray<T>::from_shape(l.header.shape);
+  const unsigned char* data = bytes.data() + l.data_offset;
+  if (is_plain(l, 'f', sizeof(T))) {
+    if (l.count > 0) std::memcpy(out.data(), data, l.count * sizeof(T));
+  } else {  // the other byte order, or Fortran order: decode() is exact for float32 and float64
+    for_each_element(l, [&](std::size_t k, std::size_t offset) {
+      out.data()[offset] = static_cast<T>(decode(path, l.dtype, data + k * sizeof(T), offset));
+    });
+  }
+  return out;
+}
+template xt::xarray<float> load_exact<float>(const std::filesystem::path&);
+template xt::xarray<double> load_exact<double>(const std::filesystem::path&);
 
 xt::xarray<double> load_double(const std::filesystem::path& path) { return to_xarray<double>(load(path)); }
 xt::xarray<float> load_float(const std::filesystem::path& path) { return to_xarray<float>(load(path)); }

@@ -34,6 +34,20 @@ struct Array {
 /// or a 64-bit integer too large to be exact in a double (|x| > 2^53).
 Array load(const std::filesystem::path& path);
 
+/// What a .npy file's header says: its dtype (named as Array::dtype) and shape. Reads the
+/// header only; the same checks as load(), the data's size included.
+struct Info {
+  std::string dtype;
+  std::vector<std::size_t> shape;
+};
+Info read_info(const std::filesystem::path& path);
+
+/// A float32 (T = float) or float64 (T = double) file read straight into an array of T, with
+/// no detour through double: either byte order, C or Fortran order. Throws vl::InputError,
+/// naming the file, where load() would, and when the file's dtype is not T's.
+template <class T>
+xt::xarray<T> load_exact(const std::filesystem::path& path);
+
 /// The elements as an xt::xarray<T> of the file's shape (values cast with static_cast<T>;
 /// for bool, non-zero is true).
 template <class T>
