@@ -264,19 +264,24 @@ void widen(const unsigned char* p, std::size_t count, double* out) {
   }
 }
 
-std::vector<unsigned char> read_file(const std::filesystem::path& path) {
+// The first `limit` bytes of a file (all of it by default), in one read, and the file's size.
+struct FileStart {
+  std::vector<unsigned char> bytes;
+  std::size_t size = 0;
+};
+FileStart read_file(const std::filesystem::path& path, std::size_t limit = std::numeric_limits<std::size_t>::max()) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail(path, "no such file");
   if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, not a .npy file");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) fail(path, "cannot open for reading");
-  // One read of the whole file (its size from the end position), not a byte-wise copy.
-  const std::streamoff size = in.tellg();
+  const std::streamoff size = in.tellg();  // the size from the end position
   if (size < 0) fail(path, "cannot tell the file's size");
-  std::vector<unsigned char> bytes(static_cast<std::size_t>(size));
+  FileStart f{std::vector<unsigned char>(std::min(limit, static_cast<std::size_t>(size))), static_cast<std::size_t>(size)};
   in.seekg(0);
-  if (!in.read(reinterpret_cast<char*>(bytes.data()), size) || in.gcount() != size) fail(path, "read error (the file changed while it was read?)");
-  return bytes;
+  const auto n = static_cast<std::streamsize>(f.bytes.size());
+  if (!in.read(reinterpret_cast<char*>(f.bytes.data()), n) || in.gcount() != n) fail(path, "read error (the file changed while it was read?)");
+  return f;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -445,7 +450,7 @@ bool is_plain(const Layout& l, char kind, std::size_t size) {
 }  // namespace
 
 Array load(const std::filesystem::path& path) {
-  const std::vector<unsigned char> bytes = read_file(path);
+  const std::vector<unsigned char> bytes = read_file(path).bytes;
   const Layout l = parse_layout(path, bytes, bytes.size());
   Array a{l.dtype.name, l.header.shape, std::vector<double>(l.count)};
   const unsigned char* data = bytes.data() + l.data_offset;
@@ -462,35 +467,22 @@ Array load(const std::filesystem::path& path) {
 }
 
 Info read_info(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) fail(path, "no such file");
-  if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, not a .npy file");
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) fail(path, "cannot open for reading");
-  const std::streamoff size = in.tellg();
-  if (size < 0) fail(path, "cannot tell the file's size");
   // The prefix holds the header's length; then read up to the header's end (or the file's).
-  auto read_start = [&](std::size_t n) {
-    std::vector<unsigned char> b(std::min<std::size_t>(n, std::size_t(size)));
-    in.seekg(0);
-    if (!in.read(reinterpret_cast<char*>(b.data()), std::streamsize(b.size()))) fail(path, "read error");
-    return b;
-  };
-  std::vector<unsigned char> start = read_start(kMagicLen + 2 + 4);
-  if (start.size() >= kMagicLen + 2 + 4 && std::memcmp(start.data(), kMagic, kMagicLen) == 0) {
-    const std::size_t len_bytes = start[6] == 1 ? 2 : 4;
+  FileStart f = read_file(path, kMagicLen + 2 + 4);
+  if (f.bytes.size() == kMagicLen + 2 + 4 && std::memcmp(f.bytes.data(), kMagic, kMagicLen) == 0) {
+    const std::size_t len_bytes = f.bytes[6] == 1 ? 2 : 4;
     std::size_t header_len = 0;
-    for (std::size_t i = 0; i < len_bytes; ++i) header_len |= std::size_t{start[kMagicLen + 2 + i]} << (8 * i);
-    start = read_start(kMagicLen + 2 + len_bytes + header_len);
+    for (std::size_t i = 0; i < len_bytes; ++i) header_len |= std::size_t{f.bytes[kMagicLen + 2 + i]} << (8 * i);
+    f = read_file(path, kMagicLen + 2 + len_bytes + header_len);
   }
-  const Layout l = parse_layout(path, start, std::size_t(size));
+  const Layout l = parse_layout(path, f.bytes, f.size);
   return Info{l.dtype.name, l.header.shape};
 }
 
 template <class T>
 xt::xarray<T> load_exact(const std::filesystem::path& path) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
-  const std::vector<unsigned char> bytes = read_file(path);
+  const std::vector<unsigned char> bytes = read_file(path).bytes;
   const Layout l = parse_layout(path, bytes, bytes.size());
   const char* want = std::is_same_v<T, float> ? "float32" : "float64";
   if (l.dtype.name != want) fail(path, fmt::format("dtype {}, {} expected", l.dtype.name, want));
