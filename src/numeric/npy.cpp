@@ -371,6 +371,16 @@ struct Layout {
   std::size_t count = 0;
 };
 
+// After the magic and the version (major, minor): the header's length, little-endian, in 2
+// bytes for version 1, 4 for versions 2 and 3. `bytes` holds at least the prefix up to there.
+constexpr std::size_t kLengthAt = kMagicLen + 2;
+std::size_t length_field_bytes(int major) { return major == 1 ? 2 : 4; }
+std::size_t header_length(const std::vector<unsigned char>& bytes, int major) {
+  std::size_t header_len = 0;
+  for (std::size_t i = 0; i < length_field_bytes(major); ++i) header_len |= std::size_t{bytes[kLengthAt + i]} << (8 * i);
+  return header_len;
+}
+
 // `bytes`: the start of the file (at least up to the end of its header; the whole file in
 // load()); `file_size`: the size of the whole file, for the data's size checks.
 Layout parse_layout(const std::filesystem::path& path, const std::vector<unsigned char>& bytes, std::size_t file_size) {
@@ -381,11 +391,9 @@ Layout parse_layout(const std::filesystem::path& path, const std::vector<unsigne
   if ((major != 1 && major != 2 && major != 3) || minor != 0) {
     fail(path, fmt::format("unsupported .npy format version {}.{} (1.0, 2.0 and 3.0 are)", major, minor));
   }
-  const std::size_t len_bytes = major == 1 ? 2 : 4;
-  const std::size_t prefix = kMagicLen + 2 + len_bytes;
+  const std::size_t prefix = kLengthAt + length_field_bytes(major);
   if (bytes.size() < prefix) fail(path, "truncated header (the file ends inside the header length)");
-  std::size_t header_len = 0;
-  for (std::size_t i = 0; i < len_bytes; ++i) header_len |= std::size_t{bytes[kMagicLen + 2 + i]} << (8 * i);
+  const std::size_t header_len = header_length(bytes, major);
   if (bytes.size() < prefix + header_len) {
     fail(path, fmt::format("truncated header (it should be {} bytes, the file has {} after the prefix)",
                            header_len, bytes.size() - prefix));
@@ -468,12 +476,11 @@ Array load(const std::filesystem::path& path) {
 
 Info read_info(const std::filesystem::path& path) {
   // The prefix holds the header's length; then read up to the header's end (or the file's).
-  FileStart f = read_file(path, kMagicLen + 2 + 4);
-  if (f.bytes.size() == kMagicLen + 2 + 4 && std::memcmp(f.bytes.data(), kMagic, kMagicLen) == 0) {
-    const std::size_t len_bytes = f.bytes[6] == 1 ? 2 : 4;
-    std::size_t header_len = 0;
-    for (std::size_t i = 0; i < len_bytes; ++i) header_len |= std::size_t{f.bytes[kMagicLen + 2 + i]} << (8 * i);
-    f = read_file(path, kMagicLen + 2 + len_bytes + header_len);
+  // (A file too short or not a .npy: parse_layout says why from what there is.)
+  FileStart f = read_file(path, kLengthAt + 4);
+  if (f.bytes.size() == kLengthAt + 4 && std::memcmp(f.bytes.data(), kMagic, kMagicLen) == 0) {
+    const int major = f.bytes[6];
+    f = read_file(path, kLengthAt + length_field_bytes(major) + header_length(f.bytes, major));
   }
   const Layout l = parse_layout(path, f.bytes, f.size);
   return Info{l.dtype.name, l.header.shape};
