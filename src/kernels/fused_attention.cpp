@@ -45,12 +45,11 @@ inline void gemm_nn(std::size_t m, std::size_t n, std::size_t k, double alpha, c
 // is changed). While our workers run, each BLAS call stays on its worker's thread, and
 // OpenBLAS's idle pool is shut down: its workers otherwise spin (sched_yield) for 2^28 TSC
 // ticks (~0.1 s here) after the library loads or after each threaded call, on the same cores as
-// ours — 25 ms of a 60 ms `lessons eval attention` at n = 4096 on 2 cores. OpenBLAS starts its
+// ours — 25 ms of an 85 ms `lessons eval attention` at n = 4096 on 2 cores. OpenBLAS starts its
 // pool again at its next threaded call.
 class BlasSingleThreaded {
  public:
-  explicit BlasSingleThreaded(bool active) {
-    if (!active) return;
+  BlasSingleThreaded() {
     static const auto get = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
     static const auto set = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
     static const auto shutdown = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"));
@@ -398,7 +397,7 @@ void fused_core(const std::array<std::size_t, 4>& qs, const std::array<std::size
     total.skipped += counters.skipped;
   };
   if (items > 0) {
-    BlasSingleThreaded single(true);
+    BlasSingleThreaded single;
     if (threads == 1) {
       worker();
     } else {
