@@ -42,15 +42,18 @@ R reshaped(const X& x, const Shape& shape) {
   return r;
 }
 
-// Broadcast a mask NumPy-style to `target`, or say why it does not broadcast.
+// Broadcast a mask NumPy-style to `target`, or say why it does not broadcast; then fold it, in
+// place, to the scores' shape `scores` (the same elements, the batch dimensions flattened).
 template <class M>
-xt::xarray<M> broadcast_mask(const xt::xarray<M>& mask, const Shape& target, const std::string& path) {
+xt::xarray<M> broadcast_mask(const xt::xarray<M>& mask, const Shape& target, const Shape& scores, const std::string& path) {
   const Shape ms = shape_of(mask);
   if (ms.size() > target.size())
     throw InputError(fmt::format("--mask {}: shape {} has more dimensions than the scores {}", path, str(ms), str(target)));
   if (!numpy::broadcasts_to(ms, target))
     throw InputError(fmt::format("--mask {}: shape {} does not broadcast to the scores' shape {}", path, str(ms), str(target)));
-  return xt::broadcast(mask, target);
+  xt::xarray<M> b = xt::broadcast(mask, target);
+  b.reshape(scores);
+  return b;
 }
 
 // Finite inputs can still overflow T (scores beyond its range give inf − inf = NaN in the
@@ -160,13 +163,13 @@ void eval_attention(const AttentionArgs& a, Precision p) {
       target.push_back(scores[3]);
     }
     if (m.dtype == "bool") {
-      options.allowed = reshaped<xt::xarray<bool>>(xt::xarray<bool>(broadcast_mask(npy::to_xarray<bool>(m), target, a.mask)), scores);
+      options.allowed = broadcast_mask(npy::to_xarray<bool>(m), target, scores, a.mask);
     } else if (m.dtype.rfind("float", 0) == 0) {
       for (double x : m.values) {
         if (std::isnan(x)) throw InputError(fmt::format("--mask {}: holds NaN", a.mask));
         if (x == HUGE_VAL) throw InputError(fmt::format("--mask {}: holds +inf (only -inf hides a key)", a.mask));
       }
-      options.bias = reshaped<xt::xarray<T>>(xt::xarray<T>(broadcast_mask(npy::to_xarray<T>(m), target, a.mask)), scores);
+      options.bias = broadcast_mask(npy::to_xarray<T>(m), target, scores, a.mask);
     } else {
       throw InputError(fmt::format("--mask {}: dtype {} (a mask is bool, True = may attend, or float, added)", a.mask, m.dtype));
     }
@@ -182,8 +185,8 @@ void eval_attention(const AttentionArgs& a, Precision p) {
   // Give the output back in the input's layout.
   xt::xarray<T> out, weights;
   if (packed) {
-    const xt::xarray<T> o = xt::transpose(r.output, {0, 2, 1, 3});
-    out = reshaped<xt::xarray<T>>(o, {o.shape(0), o.shape(1), o.shape(2) * o.shape(3)});
+    out = xt::transpose(r.output, {0, 2, 1, 3});
+    out.reshape(Shape{out.shape(0), out.shape(1), out.shape(2) * out.shape(3)});
     weights = r.weights;
   } else if (q.dimension() == 4) {
     out = r.output;
