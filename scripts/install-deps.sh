@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Install what the build, the tests and the docs need, from Debian's packages.
+# Install what the build, the tests and the docs need, from Debian's packages; or, given
+# package names as arguments, just those (scripts/fuzz-smoke.sh asks for clang this way).
 # Idempotent: quiet and quick when everything is present. Needs root (or sudo) to install.
 set -euo pipefail
 
-PACKAGES=(
+DEFAULT_PACKAGES=(
   g++ make cmake git                       # toolchain
   libxtensor-dev libxtensor-blas-dev       # arrays (xtensor) and BLAS products (xtensor-blas)
   libopenblas-dev                          # BLAS + LAPACK
@@ -14,6 +15,7 @@ PACKAGES=(
   chromium                                 # the docs test looks at a page as a reader would
   valgrind                                 # memcheck of the CLI in CI (scripts/valgrind.sh)
 )
+if [ $# -gt 0 ]; then PACKAGES=("$@"); else PACKAGES=("${DEFAULT_PACKAGES[@]}"); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
