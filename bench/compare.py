@@ -171,7 +171,6 @@ def time_eval(lessons: Path, n: int, runs: int):
         means.append((time.perf_counter() - t0) / 5)
     out["numpy_seconds"] = statistics.median(means)
     out["numpy_means"] = means  # they vary run to run (58-77 ms seen at n = 4096: 64 MiB of fresh pages each time)
-    subprocess.run(cmd, check=True)  # the last timed run may have been the n = 16 one's
     o = np.load(tmp / "o.npy")
     ref = numpy_listing(np, q.astype(np.float64), k.astype(np.float64), v.astype(np.float64))
     out["max_abs_diff_vs_numpy_f64"] = float(np.abs(o - ref).max())
