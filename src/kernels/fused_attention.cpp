@@ -1,5 +1,6 @@
 // Fused, blocked attention with the online softmax; see fused_attention.hpp.
 #include "kernels/fused_attention.hpp"
+#include "kernels/blas_gemm.hpp"
 
 #include <dlfcn.h>
 
@@ -15,31 +16,11 @@
 #include <thread>
 #include <vector>
 
-#include <cblas.h>
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
 namespace vl {
 namespace {
-
-// ---------------------------------------------------------------------------------------------
-// BLAS, row-major.  C = alpha · A Bᵀ + beta · C  and  C = alpha · A B + beta · C.
-inline void gemm_nt(std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda, const float* b,
-                    std::size_t ldb, float beta, float* c, std::size_t ldc) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
-}
-inline void gemm_nt(std::size_t m, std::size_t n, std::size_t k, double alpha, const double* a, std::size_t lda, const double* b,
-                    std::size_t ldb, double beta, double* c, std::size_t ldc) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
-}
-inline void gemm_nn(std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda, const float* b,
-                    std::size_t ldb, float beta, float* c, std::size_t ldc) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
-}
-inline void gemm_nn(std::size_t m, std::size_t n, std::size_t k, double alpha, const double* a, std::size_t lda, const double* b,
-                    std::size_t ldb, double beta, double* c, std::size_t ldc) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
-}
 
 // OpenBLAS's own thread count, looked up at run time (absent with another BLAS: then nothing
 // is changed). While our workers run, each BLAS call stays on its worker's thread, and
@@ -283,7 +264,7 @@ void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_
     ++counters.computed;
     T* s = w.s.data();
     // S_blk = scale · Q_blk K_blkᵀ   (rows × cols, leading dimension cols)
-    gemm_nt(rows, cols, D, p.scale, q, D, k + j0 * D, D, T(0), s, cols);
+    blas::gemm(false, true, rows, cols, D, p.scale, q, D, k + j0 * D, D, T(0), s, cols);
     const bool causal_partial = p.causal && std::ptrdiff_t(j1) - 1 > first_row_limit;
     for (std::size_t r = 0; r < rows; ++r) {
       T* srow = s + r * cols;
@@ -323,7 +304,7 @@ void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_
       w.m[r] = m_new;
     }
     // acc += P_blk V_blk
-    gemm_nn(rows, Dv, cols, T(1), s, cols, v + j0 * Dv, Dv, T(1), acc, Dv);
+    blas::gemm(false, false, rows, Dv, cols, T(1), s, cols, v + j0 * Dv, Dv, T(1), acc, Dv);
   }
   T* out = p.out + ((b * p.Hq + h) * p.Sq + i0) * Dv;
   for (std::size_t r = 0; r < rows; ++r) {
@@ -447,14 +428,14 @@ AttentionResult<T, 2> attention_materialized(const xt::xtensor<T, 2>& q, const x
   r.output = xt::xtensor<T, 2>::from_shape({n, Dv});
   const T scale = T(1) / std::sqrt(static_cast<T>(D));
   T* s = r.weights.data();
-  gemm_nt(n, Sk, D, scale, q.data(), D, k.data(), D, T(0), s, Sk);
+  blas::gemm(false, true, n, Sk, D, scale, q.data(), D, k.data(), D, T(0), s, Sk);
   for (std::size_t i = 0; i < n; ++i) {
     T* row = s + i * Sk;
     const T m = row_max(row, Sk);
     const T sum = row_exp_sum(row, Sk, m);
     row_scale(row, Sk, T(1) / sum);
   }
-  gemm_nn(n, Dv, Sk, T(1), s, Sk, v.data(), Dv, T(0), r.output.data(), Dv);
+  blas::gemm(false, false, n, Dv, Sk, T(1), s, Sk, v.data(), Dv, T(0), r.output.data(), Dv);
   return r;
 }
 

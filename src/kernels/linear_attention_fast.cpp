@@ -5,24 +5,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include <cblas.h>
+#include "kernels/blas_gemm.hpp"
 
 namespace vl {
-namespace {
-
-// Row-major C = alpha · op(A) op(B) + beta · C.
-inline void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
-                 const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k), alpha, a, int(lda),
-              b, int(ldb), beta, c, int(ldc));
-}
-inline void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, double alpha, const double* a, std::size_t lda,
-                 const double* b, std::size_t ldb, double beta, double* c, std::size_t ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k), alpha, a, int(lda),
-              b, int(ldb), beta, c, int(ldc));
-}
-
-}  // namespace
 
 template <class T>
 xt::xtensor<T, 2> linear_attention_chunked_fast(const xt::xtensor<T, 2>& pq, const xt::xtensor<T, 2>& pk, const xt::xtensor<T, 2>& v,
@@ -42,7 +27,7 @@ xt::xtensor<T, 2> linear_attention_chunked_fast(const xt::xtensor<T, 2>& pq, con
     const T* k = pk.data() + c * dk;
     const T* vv = v.data() + c * dv;
     // A = tril(q kᵀ)
-    gemm(false, true, b, b, dk, T(1), q, dk, k, dk, T(0), a.data(), b);
+    blas::gemm(false, true, b, b, dk, T(1), q, dk, k, dk, T(0), a.data(), b);
     for (std::size_t i = 0; i < b; ++i) {
       T* row = a.data() + i * b;
       const std::ptrdiff_t first_zero = std::max<std::ptrdiff_t>(0, std::ptrdiff_t(i) + diagonal + 1);
@@ -55,14 +40,14 @@ xt::xtensor<T, 2> linear_attention_chunked_fast(const xt::xtensor<T, 2>& pq, con
       den[i] = sum + qz;
     }
     // num = A v ; num += q Sᵀ
-    gemm(false, false, b, dv, b, T(1), a.data(), b, vv, dv, T(0), num.data(), dv);
-    gemm(false, true, b, dv, dk, T(1), q, dk, s.data(), dk, T(1), num.data(), dv);
+    blas::gemm(false, false, b, dv, b, T(1), a.data(), b, vv, dv, T(0), num.data(), dv);
+    blas::gemm(false, true, b, dv, dk, T(1), q, dk, s.data(), dk, T(1), num.data(), dv);
     T* o = out.data() + c * dv;
     for (std::size_t i = 0; i < b; ++i)
       for (std::size_t j = 0; j < dv; ++j) o[i * dv + j] = num[i * dv + j] / den[i];
     if (fault != LinearFastFault::state_not_carried) {
       // S += vᵀ k ; z += Σ_rows k
-      gemm(true, false, dv, dk, b, T(1), vv, dv, k, dk, T(1), s.data(), dk);
+      blas::gemm(true, false, dv, dk, b, T(1), vv, dv, k, dk, T(1), s.data(), dk);
       for (std::size_t i = 0; i < b; ++i)
         for (std::size_t t = 0; t < dk; ++t) z[t] += k[i * dk + t];
     }
