@@ -10,7 +10,7 @@
 #include <numeric>
 #include <string>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "fuzz_input_file.hpp"
 #include "numeric/npy.hpp"
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "onnx/model.hpp"
 #include "onnx/tensor_proto.hpp"
 

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "fuzz_input_file.hpp"
 #include "engine/spec.hpp"
 

@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "engine/audit.hpp"
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "lessons/linear_rnn.hpp"
 
 namespace {

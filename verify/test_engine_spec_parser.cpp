@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "engine/spec.hpp"
 
 namespace {

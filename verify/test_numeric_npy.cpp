@@ -16,7 +16,7 @@
 #include <xtensor/xarray.hpp>
 #include <xtensor/xview.hpp>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "numeric/npy.hpp"
 
 namespace fs = std::filesystem;

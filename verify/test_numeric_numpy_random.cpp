@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "numeric/numpy_random.hpp"
 #include "numeric/sha256.hpp"
 

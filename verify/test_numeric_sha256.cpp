@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "numeric/sha256.hpp"
 
 namespace {

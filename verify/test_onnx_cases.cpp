@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "onnx/attention_case.hpp"
 #include "onnx/model.hpp"
 #include "onnx/protobuf_reader.hpp"

@@ -6,7 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "engine/audit.hpp"
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "engine/golden_manifest.hpp"
 #include "engine/report.hpp"
 #include "numeric/npy.hpp"

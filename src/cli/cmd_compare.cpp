@@ -5,7 +5,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.hpp"
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "numeric/allclose.hpp"
 #include "numeric/npy.hpp"
 

@@ -3,7 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "engine/audit.hpp"
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "engine/lesson.hpp"
 #include "engine/spec.hpp"
 

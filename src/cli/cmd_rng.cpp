@@ -15,7 +15,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/numeric_options.hpp"
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/numpy_format.hpp"
 #include "numeric/numpy_random.hpp"

@@ -21,7 +21,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/numeric_options.hpp"
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/torch_mha_init.hpp"
 #include "numeric/torch_random.hpp"

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "engine/lesson.hpp"
 
 namespace vl::cli {

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <xtensor/xarray.hpp>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "numeric/npy.hpp"
 
 namespace vl::cli {

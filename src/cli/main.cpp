@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 
 namespace vl::cli {
 

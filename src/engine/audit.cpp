@@ -14,7 +14,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "engine/golden_manifest.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/numpy_compare.hpp"

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "engine/spec.hpp"
 
 namespace vl {

@@ -19,7 +19,7 @@
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xview.hpp>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/fused_attention.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/numpy_compare.hpp"

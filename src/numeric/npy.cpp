@@ -19,7 +19,7 @@
 
 #include <fmt/core.h>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "numeric/float16.hpp"
 
 namespace vl::npy {

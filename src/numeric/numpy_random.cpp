@@ -7,7 +7,7 @@
 #include <array>
 #include <cmath>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "numeric/numpy_ziggurat_tables.hpp"
 
 namespace vl::numpy {

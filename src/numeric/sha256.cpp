@@ -7,7 +7,7 @@
 #include <fstream>
 #include <vector>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 
 namespace vl {
 

@@ -16,7 +16,7 @@
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xview.hpp>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "kernels/attention.hpp"
 #include "onnx/model.hpp"
 #include "onnx/tensor_proto.hpp"

@@ -6,7 +6,7 @@
 
 #include <fmt/core.h>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 
 namespace vl::onnx {
 

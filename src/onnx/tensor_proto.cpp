@@ -11,7 +11,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
-#include "engine/errors.hpp"
+#include "core/errors.hpp"
 #include "numeric/float16.hpp"
 #include "onnx/protobuf_reader.hpp"
 

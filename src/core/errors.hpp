@@ -1,4 +1,5 @@
 #pragma once
+// The ground floor (every component may include it; it includes nothing of ours).
 // Errors the user can act on: bad input files, bad arguments, malformed specs.
 // Each message names the file or argument and says what is wrong; the CLI prints it
 // on stderr and exits with a non-zero status (see src/cli/main.cpp).
