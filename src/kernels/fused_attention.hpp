@@ -16,9 +16,11 @@
 // whatever n is. The block products go through BLAS (cblas_sgemm / cblas_dgemm): S_blk =
 // scale · Q_blk K_blkᵀ and a += P_blk V_blk. Key blocks that a causal mask hides entirely are
 // skipped. Work items (batch, head, query block) are spread over std::threads; OpenBLAS is kept
-// single-threaded, and its idle thread pool shut down, while they run. Those are OpenBLAS's
-// process-wide settings (restored afterwards): do not run the kernel while another thread of
-// the same process is inside an OpenBLAS call.
+// single-threaded, and its idle thread pool shut down, while they run (kernels/blas_threads.hpp).
+// Those are OpenBLAS's process-wide settings (restored afterwards): do not run the kernel while
+// another thread of the same process is inside an OpenBLAS call. The body is a template over
+// the steps that choose the key blocks and rescale the running softmax
+// (fused_attention_steps.hpp, fused_attention_core.hpp).
 #include <cstddef>
 
 #include <xtensor/xtensor.hpp>
@@ -27,19 +29,10 @@
 
 namespace vl {
 
-/// Deliberate bugs, for the negative controls of the lessons' checks only.
-enum class FusedFault {
-  none,
-  no_rescale,                    ///< the running sum and accumulator are not multiplied by exp(m_old − m_new)
-  drop_last_partial_key_block,   ///< ⌊Sk / block_k⌋ key blocks: a last, shorter block is dropped
-  causal_skip_off_by_one_block,  ///< a causal key block is skipped one block too early (the diagonal block is lost)
-};
-
 struct FusedConfig {
   std::size_t block_q = 128;  ///< queries per block (rows of S_blk)
   std::size_t block_k = 256;  ///< keys per block (columns of S_blk)
   std::size_t threads = 0;    ///< worker threads; 0 = std::thread::hardware_concurrency()
-  FusedFault fault = FusedFault::none;
 };
 
 /// What one call did; the kernel fills it when given a pointer.

@@ -1,63 +1,21 @@
-// Chunked causal linear attention with BLAS on chunks; see linear_attention_fast.hpp.
+// Chunked causal linear attention with BLAS on chunks; see linear_attention_fast.hpp. The body
+// is in linear_attention_fast_core.hpp; this file instantiates it with the kernel's own steps.
 #include "kernels/linear_attention_fast.hpp"
 
-#include <algorithm>
-#include <stdexcept>
-#include <vector>
-
-#include "kernels/blas_gemm.hpp"
+#include "kernels/linear_attention_fast_core.hpp"
+#include "kernels/linear_attention_fast_steps.hpp"
 
 namespace vl {
 
 template <class T>
 xt::xtensor<T, 2> linear_attention_chunked_fast(const xt::xtensor<T, 2>& pq, const xt::xtensor<T, 2>& pk, const xt::xtensor<T, 2>& v,
-                                                std::size_t chunk, LinearFastFault fault) {
-  if (chunk == 0) throw std::invalid_argument("linear_attention_chunked_fast: chunk size must be >= 1");
-  const std::size_t n = pq.shape(0), dk = pq.shape(1), dv = v.shape(1);
-  if (pk.shape(0) != n || pk.shape(1) != dk || v.shape(0) != n)
-    throw std::invalid_argument("linear_attention_chunked_fast: PQ (n, d_k), PK (n, d_k) and V (n, d_v) needed");
-  xt::xtensor<T, 2> out = xt::xtensor<T, 2>::from_shape({n, dv});
-  if (n == 0) return out;
-  const std::size_t bmax = std::min(chunk, n);
-  std::vector<T> a(bmax * bmax), num(bmax * dv), den(bmax), s(dv * dk, T(0)), z(dk, T(0));
-  const std::ptrdiff_t diagonal = fault == LinearFastFault::diagonal_dropped ? -1 : 0;
-  for (std::size_t c = 0; c < n; c += chunk) {
-    const std::size_t b = std::min(chunk, n - c);
-    const T* q = pq.data() + c * dk;
-    const T* k = pk.data() + c * dk;
-    const T* vv = v.data() + c * dv;
-    // A = tril(q kᵀ)
-    blas::gemm(false, true, b, b, dk, T(1), q, dk, k, dk, T(0), a.data(), b);
-    for (std::size_t i = 0; i < b; ++i) {
-      T* row = a.data() + i * b;
-      const std::ptrdiff_t first_zero = std::max<std::ptrdiff_t>(0, std::ptrdiff_t(i) + diagonal + 1);
-      std::fill(row + std::min<std::size_t>(std::size_t(first_zero), b), row + b, T(0));
-      // den_i = Σ_j A_ij + q_i · z   (the same two terms, in the same order, as the reference)
-      T sum = 0;
-      for (std::size_t j = 0; j < b; ++j) sum += row[j];
-      T qz = 0;
-      for (std::size_t t = 0; t < dk; ++t) qz += q[i * dk + t] * z[t];
-      den[i] = sum + qz;
-    }
-    // num = A v ; num += q Sᵀ
-    blas::gemm(false, false, b, dv, b, T(1), a.data(), b, vv, dv, T(0), num.data(), dv);
-    blas::gemm(false, true, b, dv, dk, T(1), q, dk, s.data(), dk, T(1), num.data(), dv);
-    T* o = out.data() + c * dv;
-    for (std::size_t i = 0; i < b; ++i)
-      for (std::size_t j = 0; j < dv; ++j) o[i * dv + j] = num[i * dv + j] / den[i];
-    if (fault != LinearFastFault::state_not_carried) {
-      // S += vᵀ k ; z += Σ_rows k
-      blas::gemm(true, false, dv, dk, b, T(1), vv, dv, k, dk, T(1), s.data(), dk);
-      for (std::size_t i = 0; i < b; ++i)
-        for (std::size_t t = 0; t < dk; ++t) z[t] += k[i * dk + t];
-    }
-  }
-  return out;
+                                                std::size_t chunk) {
+  return linear_attention_chunked_fast_with<LinearChunkSteps, T>(pq, pk, v, chunk);
 }
 
 template xt::xtensor<float, 2> linear_attention_chunked_fast(const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&,
-                                                             const xt::xtensor<float, 2>&, std::size_t, LinearFastFault);
+                                                             const xt::xtensor<float, 2>&, std::size_t);
 template xt::xtensor<double, 2> linear_attention_chunked_fast(const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&,
-                                                              const xt::xtensor<double, 2>&, std::size_t, LinearFastFault);
+                                                              const xt::xtensor<double, 2>&, std::size_t);
 
 }  // namespace vl

@@ -8,24 +8,18 @@
 //   O_c = num ⊘ den
 //   S  += V_cᵀ PK_c,   z += Σ_rows PK_c
 //
-// Work O(n·(B·d + d²)), memory O(B² + B·d + d²) besides the output.
+// Work O(n·(B·d + d²)), memory O(B² + B·d + d²) besides the output. The body is a template over
+// the causal cut and the state carry (linear_attention_fast_steps.hpp, linear_attention_fast_core.hpp).
 #include <cstddef>
 
 #include <xtensor/xtensor.hpp>
 
 namespace vl {
 
-/// Deliberate bugs, for the negative controls only.
-enum class LinearFastFault {
-  none,
-  state_not_carried,  ///< S and z are never updated: each chunk sees only itself
-  diagonal_dropped,   ///< tril with diagonal −1: a token does not see itself
-};
-
 /// PQ = φ(Q): (n, d_k), PK = φ(K): (n, d_k), V: (n, d_v), chunk B ≥ 1 → O: (n, d_v).
 /// Throws std::invalid_argument on a zero chunk or inconsistent shapes.
 template <class T>
 xt::xtensor<T, 2> linear_attention_chunked_fast(const xt::xtensor<T, 2>& pq, const xt::xtensor<T, 2>& pk, const xt::xtensor<T, 2>& v,
-                                                std::size_t chunk, LinearFastFault fault = LinearFastFault::none);
+                                                std::size_t chunk);
 
 }  // namespace vl

@@ -1,0 +1,254 @@
+#pragma once
+// The fused kernel's body (see fused_attention.hpp), a template over its steps
+// (fused_attention_steps.hpp). fused_attention.cpp instantiates it with FusedSteps; include
+// this header only to instantiate it with other steps.
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include "kernels/attention.hpp"
+#include "kernels/blas_gemm.hpp"
+#include "kernels/blas_threads.hpp"
+#include "kernels/fused_attention.hpp"
+#include "kernels/softmax_rows.hpp"
+
+namespace vl {
+
+namespace detail {
+
+// A mask broadcast NumPy-style to (B, Hq, Sq, Sk) without copying it: element strides, 0 on a
+// broadcast dimension.
+using Shape4 = std::array<std::size_t, 4>;
+
+template <class M>
+struct BroadcastView {
+  const M* data = nullptr;
+  std::array<std::size_t, 4> stride{};
+  const M* row(std::size_t b, std::size_t h, std::size_t i) const { return data + b * stride[0] + h * stride[1] + i * stride[2]; }
+  M at(const M* row, std::size_t j) const { return row[j * stride[3]]; }
+};
+
+template <class M>
+BroadcastView<M> broadcast_view(const xt::xarray<M>& mask, const Shape4& target, const char* what) {
+  const auto& s = mask.shape();
+  check_mask_broadcasts(std::vector<std::size_t>(s.begin(), s.end()), target, what);
+  BroadcastView<M> view;
+  view.data = mask.data();
+  // Row-major strides of the mask, aligned to the trailing dimensions.
+  std::size_t stride = 1;
+  for (std::size_t i = s.size(); i-- > 0;) {
+    view.stride[4 - s.size() + i] = s[i] == 1 ? 0 : stride;
+    stride *= s[i];
+  }
+  return view;
+}
+
+template <class T>
+struct Problem {
+  std::size_t B, Hq, Sq, D, Hkv, Sk, Dv, group;
+  T scale, softcap;
+  bool causal;
+  std::ptrdiff_t offset;  // query i sees key j iff j ≤ i + offset (causal)
+  const T* q;
+  const T* k;
+  const T* v;
+  T* out;
+  std::optional<BroadcastView<bool>> allowed;
+  std::optional<BroadcastView<T>> bias;
+  FusedConfig config;
+};
+
+// One thread's buffers: S block (block_q × block_k), accumulator (block_q × Dv), m and l.
+template <class T>
+struct Workspace {
+  std::vector<T> s, acc, m, l;
+  Workspace(std::size_t bq, std::size_t bk, std::size_t dv) : s(bq * bk), acc(bq * dv), m(bq), l(bq) {}
+  std::size_t bytes() const { return (s.capacity() + acc.capacity() + m.capacity() + l.capacity()) * sizeof(T); }
+};
+
+struct Counters {
+  std::size_t computed = 0, skipped = 0;
+};
+
+// One work item: batch b, query head h, query rows [i0, i1).
+template <class Steps, class T>
+void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_t h, std::size_t i0, std::size_t i1,
+                 Counters& counters) {
+  constexpr T neg_inf = -std::numeric_limits<T>::infinity();
+  const FusedConfig& c = p.config;
+  const std::size_t rows = i1 - i0, hkv = h / p.group, D = p.D, Dv = p.Dv, Sk = p.Sk;
+  const T* q = p.q + ((b * p.Hq + h) * p.Sq + i0) * D;
+  const T* k = p.k + (b * p.Hkv + hkv) * Sk * D;
+  const T* v = p.v + (b * p.Hkv + hkv) * Sk * Dv;
+  T* acc = w.acc.data();
+  std::fill(acc, acc + rows * Dv, T(0));
+  std::fill(w.m.begin(), w.m.begin() + rows, neg_inf);
+  std::fill(w.l.begin(), w.l.begin() + rows, T(0));
+
+  const std::size_t bk = c.block_k;
+  const std::size_t n_blocks = Steps::key_blocks(Sk, bk);
+  // The last key any row of this block may see (causal): (i1 − 1) + offset.
+  const std::ptrdiff_t last_visible = std::ptrdiff_t(i1) - 1 + p.offset;
+  const std::ptrdiff_t first_row_limit = std::ptrdiff_t(i0) + p.offset;  // keys ≤ this are seen by every row
+  for (std::size_t kb = 0; kb < n_blocks; ++kb) {
+    const std::size_t j0 = kb * bk, j1 = std::min(j0 + bk, Sk), cols = j1 - j0;
+    if (p.causal && Steps::causal_block_hidden(std::ptrdiff_t(j0), last_visible, bk)) {  // and every later one
+      counters.skipped += n_blocks - kb;
+      break;
+    }
+    ++counters.computed;
+    T* s = w.s.data();
+    // S_blk = scale · Q_blk K_blkᵀ   (rows × cols, leading dimension cols)
+    blas::gemm(false, true, rows, cols, D, p.scale, q, D, k + j0 * D, D, T(0), s, cols);
+    const bool causal_partial = p.causal && std::ptrdiff_t(j1) - 1 > first_row_limit;
+    for (std::size_t r = 0; r < rows; ++r) {
+      T* srow = s + r * cols;
+      const std::size_t i = i0 + r;
+      if (p.softcap > 0)
+        for (std::size_t j = 0; j < cols; ++j) srow[j] = p.softcap * std::tanh(srow[j] / p.softcap);
+      if (p.bias) {
+        const T* brow = p.bias->row(b, h, i);
+        for (std::size_t j = 0; j < cols; ++j) srow[j] += p.bias->at(brow, j0 + j);
+      }
+      if (p.allowed) {
+        const bool* arow = p.allowed->row(b, h, i);
+        for (std::size_t j = 0; j < cols; ++j)
+          if (!p.allowed->at(arow, j0 + j)) srow[j] = neg_inf;
+      }
+      if (causal_partial) {
+        // keys j > i + offset are hidden: local columns from max(0, i + offset + 1 − j0)
+        const std::ptrdiff_t first_hidden = std::ptrdiff_t(i) + p.offset + 1 - std::ptrdiff_t(j0);
+        for (std::size_t j = std::size_t(std::clamp<std::ptrdiff_t>(first_hidden, 0, std::ptrdiff_t(cols))); j < cols; ++j)
+          srow[j] = neg_inf;
+      }
+      // Online softmax for this row.
+      const T m_old = w.m[r];
+      const T m_new = std::max(m_old, row_max(srow, cols));
+      if (m_new == neg_inf) {  // nothing visible yet: the block adds nothing
+        std::fill(srow, srow + cols, T(0));
+        continue;
+      }
+      const T sum = row_exp_sum(srow, cols, m_new);
+      const T alpha = exp_of(m_old - m_new);  // 0 when m_old = −∞; 1 when the maximum did not move
+      Steps::rescale(w.l[r], acc + r * Dv, Dv, alpha, sum);
+      w.m[r] = m_new;
+    }
+    // acc += P_blk V_blk
+    blas::gemm(false, false, rows, Dv, cols, T(1), s, cols, v + j0 * Dv, Dv, T(1), acc, Dv);
+  }
+  T* out = p.out + ((b * p.Hq + h) * p.Sq + i0) * Dv;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const T l = w.l[r];
+    if (l > T(0)) {
+      const T inv = T(1) / l;
+      for (std::size_t j = 0; j < Dv; ++j) out[r * Dv + j] = acc[r * Dv + j] * inv;
+    } else if (std::isnan(l)) {  // NaN or overflowing scores (inf − inf): NaN, as vl::attention, never a silent zero
+      std::fill(out + r * Dv, out + (r + 1) * Dv, std::numeric_limits<T>::quiet_NaN());
+    } else {  // no visible key: zeros, as vl::attention
+      std::fill(out + r * Dv, out + (r + 1) * Dv, T(0));
+    }
+  }
+}
+
+// The kernel on contiguous row-major buffers (no copy of the inputs): q (B, Hq, Sq, D),
+// k (B, Hkv, Sk, D), v (B, Hkv, Sk, Dv) → out (B, Hq, Sq, Dv), already allocated.
+template <class Steps, class T>
+void fused_core(const std::array<std::size_t, 4>& qs, const std::array<std::size_t, 4>& ks, const std::array<std::size_t, 4>& vs,
+                const T* qd, const T* kd, const T* vd, T* outd, const AttentionOptions<T>& options, const FusedConfig& config,
+                FusedStats* stats) {
+  const std::size_t B = qs[0], Hq = qs[1], Sq = qs[2], D = qs[3];
+  const std::size_t Hkv = ks[1], Sk = ks[2], Dv = vs[3];
+  if (ks[0] != B || vs[0] != B || ks[3] != D || vs[1] != Hkv || vs[2] != Sk) {
+    throw std::invalid_argument(fmt::format(
+        "attention: inconsistent shapes Q ({}), K ({}), V ({}); expected Q (B, Hq, Sq, D), "
+        "K (B, Hkv, Sk, D), V (B, Hkv, Sk, Dv)",
+        fmt::join(qs, ", "), fmt::join(ks, ", "), fmt::join(vs, ", ")));
+  }
+  if (Hkv == 0 || Hq % Hkv != 0) {
+    throw std::invalid_argument(fmt::format("attention: {} query heads is not a multiple of {} key/value heads", Hq, Hkv));
+  }
+  if (options.return_weights) throw std::invalid_argument("fused_attention: the weights are never formed (use vl::attention)");
+  if (config.block_q == 0 || config.block_k == 0) throw std::invalid_argument("fused_attention: block sizes must be >= 1");
+
+  Problem<T> p{};
+  p.B = B, p.Hq = Hq, p.Sq = Sq, p.D = D, p.Hkv = Hkv, p.Sk = Sk, p.Dv = Dv, p.group = Hq / Hkv;
+  p.scale = options.scale.value_or(T(1) / std::sqrt(static_cast<T>(D)));
+  p.softcap = options.softcap;
+  p.causal = options.causal;
+  p.offset = options.alignment == CausalAlignment::bottom_right ? std::ptrdiff_t(Sk) - std::ptrdiff_t(Sq) : 0;
+  p.q = qd, p.k = kd, p.v = vd;
+  p.config = config;
+  const Shape4 target{B, Hq, Sq, Sk};
+  if (options.allowed) p.allowed = broadcast_view(*options.allowed, target, "boolean");
+  if (options.bias) p.bias = broadcast_view(*options.bias, target, "additive");
+
+  p.out = outd;
+
+  const std::size_t q_blocks = (Sq + config.block_q - 1) / config.block_q;
+  const std::size_t items = B * Hq * q_blocks;
+  std::size_t threads = config.threads ? config.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::max<std::size_t>(1, std::min(threads, items));
+  const std::size_t bq = std::min(config.block_q, Sq), bk = std::min(config.block_k, Sk);
+
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> workspace_bytes{0};
+  std::mutex m;
+  Counters total;
+  auto worker = [&] {
+    Workspace<T> w(bq, bk, Dv);
+    workspace_bytes += w.bytes();
+    Counters counters;
+    for (std::size_t item = next++; item < items; item = next++) {
+      const std::size_t qb = item % q_blocks, bh = item / q_blocks;
+      const std::size_t i0 = qb * config.block_q, i1 = std::min(i0 + config.block_q, Sq);
+      detail::query_block<Steps>(p, w, bh / Hq, bh % Hq, i0, i1, counters);
+    }
+    std::lock_guard lock(m);
+    total.computed += counters.computed;
+    total.skipped += counters.skipped;
+  };
+  if (items > 0) {
+    blas::SingleThreaded single;
+    if (threads == 1) {
+      worker();
+    } else {
+      std::vector<std::thread> pool;
+      pool.reserve(threads - 1);
+      for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+      worker();
+      for (auto& t : pool) t.join();
+    }
+  }
+  if (stats) {
+    stats->workspace_bytes = workspace_bytes;
+    stats->output_bytes = B * Hq * Sq * Dv * sizeof(T);
+    stats->key_blocks_computed = total.computed;
+    stats->key_blocks_skipped = total.skipped;
+    stats->threads = items > 0 ? threads : 0;
+  }
+}
+
+
+}  // namespace detail
+
+/// fused_attention (4-D) with the given steps.
+template <class Steps, class T>
+xt::xtensor<T, 4> fused_attention_with(const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k, const xt::xtensor<T, 4>& v,
+                                       const AttentionOptions<T>& options, const FusedConfig& config, FusedStats* stats = nullptr) {
+  auto shape = [](const auto& x) { return std::array<std::size_t, 4>{x.shape(0), x.shape(1), x.shape(2), x.shape(3)}; };
+  xt::xtensor<T, 4> out = xt::xtensor<T, 4>::from_shape({q.shape(0), q.shape(1), q.shape(2), v.shape(3)});
+  detail::fused_core<Steps, T>(shape(q), shape(k), shape(v), q.data(), k.data(), v.data(), out.data(), options, config, stats);
+  return out;
+}
+
+}  // namespace vl

@@ -1,0 +1,90 @@
+#pragma once
+// The softmax's row loops for the fused kernel and the materialised listing-6 attention: the
+// largest score of a row, p_j = exp(s_j − m) in place with their sum, a row times a factor.
+// float32 runs vectorised clones (AVX-512, AVX2, baseline: softmax_rows.cpp) that give the same
+// bits on every machine; float64 uses std::exp.
+#include <cstddef>
+#include <cstdint>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+namespace vl {
+
+// exp for float32 (Cephes' expf: range reduction by ln 2 in two parts, degree-5 polynomial;
+// relative error ≤ 2 ulp on [−87.3, 88.7]); exactly 1 at 0, exactly 0 below −87.3 (and for
+// −∞), NaN for NaN. Scores minus their maximum are ≤ 0, so no overflow handling. Written once
+// for F = float and for F = a vector of floats (GCC vector extensions: every operation is
+// lane-wise, so a lane gives the scalar's bits; with -ffp-contract=off nothing is fused).
+// The result goes out through a reference: a 64-byte vector returned by value would have a
+// different ABI in the baseline and AVX-512 clones (GCC's -Wpsabi).
+template <class F, class I>
+__attribute__((always_inline)) inline void exp_f32(const F& x, F& out) {
+  const F lo = F{} - 87.3f;
+  const F xc = x < lo ? lo : x;  // NaN stays NaN
+  const F n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
+  F r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  F p = F{} + 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const F y = p * r * r + r + 1.0f;
+  I e;
+  if constexpr (std::is_same_v<F, float>) e = static_cast<I>(n);
+  else e = __builtin_convertvector(n, I);
+  const F pow2 = __builtin_bit_cast(F, (e + 127) << 23);
+  const F result = y * pow2;
+  out = x < lo ? F{} : (x != x ? x : result);
+}
+
+float row_max_f32(const float* s, std::size_t n);
+float row_exp_sum_f32(float* s, std::size_t n, float m);
+void row_scale_f32(float* a, std::size_t n, float f);
+
+/// max_j s_j over a row of n scores (−∞ for an empty or all −∞ row).
+template <class T>
+T row_max(const T* s, std::size_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    return row_max_f32(s, n);
+  } else {
+    T m = -std::numeric_limits<T>::infinity();
+    for (std::size_t j = 0; j < n; ++j) m = s[j] > m ? s[j] : m;
+    return m;
+  }
+}
+/// s_j ← exp(s_j − m) in place; returns Σ_j s_j.
+template <class T>
+T row_exp_sum(T* s, std::size_t n, T m) {
+  if constexpr (std::is_same_v<T, float>) {
+    return row_exp_sum_f32(s, n, m);
+  } else {
+    T sum = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      s[j] = std::exp(s[j] - m);
+      sum += s[j];
+    }
+    return sum;
+  }
+}
+/// a_j ← a_j · f.
+template <class T>
+void row_scale(T* a, std::size_t n, T f) {
+  if constexpr (std::is_same_v<T, float>) {
+    row_scale_f32(a, n, f);
+  } else {
+    for (std::size_t j = 0; j < n; ++j) a[j] *= f;
+  }
+}
+/// exp(x) as the row loops compute it.
+inline float exp_of(float x) {
+  float y;
+  exp_f32<float, std::int32_t>(x, y);
+  return y;
+}
+inline double exp_of(double x) { return std::exp(x); }
+
+
+}  // namespace vl
