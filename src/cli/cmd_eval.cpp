@@ -17,6 +17,7 @@
 #include "kernels/attention.hpp"
 #include "kernels/feature_map.hpp"
 #include "kernels/fused_attention.hpp"
+#include "kernels/heads.hpp"
 #include "kernels/linear_attention.hpp"
 #include "kernels/multi_head_attention.hpp"
 #include "kernels/positional_encoding.hpp"
@@ -99,8 +100,7 @@ xt::xtensor<T, 4> unpack_heads(const xt::xarray<T>& x, std::size_t heads, const 
   if (x.dimension() != 3) throw InputError(fmt::format("{}: packed layout needs 3 dimensions (B, S, H·D), got {}", what, str(shape_of(x))));
   if (x.shape(2) % heads != 0)
     throw InputError(fmt::format("{}: last dimension {} is not divisible by {} heads", what, x.shape(2), heads));
-  const auto r = reshaped<xt::xarray<T>>(x, {x.shape(0), x.shape(1), heads, x.shape(2) / heads});
-  return xt::transpose(r, {0, 2, 1, 3});
+  return split_heads<T>(reshaped<xt::xtensor<T, 3>>(x, {x.shape(0), x.shape(1), x.shape(2)}), heads);
 }
 
 template <class T>
@@ -185,8 +185,7 @@ void eval_attention(const AttentionArgs& a, Precision p) {
   // Give the output back in the input's layout.
   xt::xarray<T> out, weights;
   if (packed) {
-    out = xt::transpose(r.output, {0, 2, 1, 3});
-    out.reshape(Shape{out.shape(0), out.shape(1), out.shape(2) * out.shape(3)});
+    out = merge_heads<T>(r.output);
     weights = r.weights;
   } else if (q.dimension() == 4) {
     out = r.output;

@@ -34,6 +34,7 @@
 #include <xtensor/xview.hpp>
 
 #include "kernels/attention.hpp"
+#include "kernels/heads.hpp"
 #include "kernels/matmul.hpp"
 #include "numeric/torch_mha_init.hpp"
 
@@ -69,15 +70,6 @@ xt::xtensor<T, 2> mha_project(const E& x, const MhaParameters<T>& p, std::size_t
   const xt::xtensor<T, 1> b = xt::view(p.in_proj_bias, xt::range(which * d, (which + 1) * d));
   y += xt::view(b, xt::newaxis(), xt::all());
   return y;
-}
-
-/// (S, d) → (H, S, dh): head h takes columns h·dh … (h+1)·dh.
-template <class T>
-xt::xtensor<T, 3> split_heads(const xt::xtensor<T, 2>& x, std::size_t heads) {
-  const std::size_t s = x.shape(0), dh = x.shape(1) / heads;
-  xt::xtensor<T, 3> out = xt::xtensor<T, 3>::from_shape({heads, s, dh});
-  for (std::size_t h = 0; h < heads; ++h) xt::view(out, h, xt::all(), xt::all()) = xt::view(x, xt::all(), xt::range(h * dh, (h + 1) * dh));
-  return out;
 }
 
 /// A torch attn_mask (Sq, Sk) or (B·H, Sq, Sk) as a kernel mask broadcastable to (B, H, Sq, Sk).
@@ -144,24 +136,19 @@ MhaResult<T, 3> multi_head_attention(const xt::xtensor<T, 3>& query, const xt::x
   if (o.attn_bias) ao.bias = detail::attn_mask_4d(*o.attn_bias, B, H, sq, sk, "attn_bias");
 
   // Project, split into heads: (B, H, S, dh).
-  xt::xtensor<T, 4> q4 = xt::xtensor<T, 4>::from_shape({B, H, sq, dh});
-  xt::xtensor<T, 4> k4 = xt::xtensor<T, 4>::from_shape({B, H, sk, dh});
-  xt::xtensor<T, 4> v4 = xt::xtensor<T, 4>::from_shape({B, H, sk, dh});
-  for (std::size_t b = 0; b < B; ++b) {
-    xt::view(q4, b) = detail::split_heads<T>(detail::mha_project<T>(xt::view(query, b), p, 0, d), H);
-    xt::view(k4, b) = detail::split_heads<T>(detail::mha_project<T>(xt::view(key, b), p, 1, d), H);
-    xt::view(v4, b) = detail::split_heads<T>(detail::mha_project<T>(xt::view(value, b), p, 2, d), H);
-  }
-  AttentionResult<T, 4> heads = attention<T>(q4, k4, v4, ao);
+  auto project = [&](const xt::xtensor<T, 3>& x, std::size_t which, std::size_t s) {
+    xt::xtensor<T, 3> y = xt::xtensor<T, 3>::from_shape({B, s, d});
+    for (std::size_t b = 0; b < B; ++b) xt::view(y, b) = detail::mha_project<T>(xt::view(x, b), p, which, d);
+    return split_heads<T>(y, H);
+  };
+  AttentionResult<T, 4> heads = attention<T>(project(query, 0, sq), project(key, 1, sk), project(value, 2, sk), ao);
 
   // Concatenate the heads and project: (Sq, d) W_oᵀ + b_o.
+  const xt::xtensor<T, 3> concat = merge_heads<T>(heads.output);
   MhaResult<T, 3> r;
   r.output = xt::xtensor<T, 3>::from_shape({B, sq, d});
   for (std::size_t b = 0; b < B; ++b) {
-    xt::xtensor<T, 2> concat = xt::xtensor<T, 2>::from_shape({sq, d});
-    for (std::size_t h = 0; h < H; ++h)
-      xt::view(concat, xt::all(), xt::range(h * dh, (h + 1) * dh)) = xt::view(heads.output, b, h, xt::all(), xt::all());
-    xt::xtensor<T, 2> out = matmul<T>(concat, xt::transpose(p.out_proj_weight));
+    xt::xtensor<T, 2> out = matmul<T>(xt::view(concat, b), xt::transpose(p.out_proj_weight));
     out += xt::view(p.out_proj_bias, xt::newaxis(), xt::all());
     xt::view(r.output, b) = out;
   }

@@ -18,6 +18,7 @@
 
 #include "core/errors.hpp"
 #include "kernels/attention.hpp"
+#include "kernels/heads.hpp"
 #include "onnx/model.hpp"
 #include "onnx/tensor_proto.hpp"
 
@@ -96,8 +97,7 @@ xt::xtensor<T, 4> as_4d(const Tensor& t, const char* what, std::optional<std::si
     throw InputError(fmt::format("3-D {} of hidden size {} needs a head count (q_num_heads/kv_num_heads) that divides it",
                                  what, a.shape(2)));
   }
-  const std::size_t B = a.shape(0), S = a.shape(1), H = *heads, D = a.shape(2) / H;
-  return xt::transpose(xt::reshape_view(a, std::vector<std::size_t>{B, S, H, D}), {0, 2, 1, 3});
+  return split_heads<T>(xt::xtensor<T, 3>(a), *heads);
 }
 
 // The mask padded with "hidden" (false / −∞) along its last axis up to `total` keys, as the
@@ -205,10 +205,8 @@ std::map<std::size_t, Produced> compute(const std::vector<const Tensor*>& in, co
   }
 
   std::map<std::size_t, Produced> out;
-  if (rank == 3) {  // (B, Hq, Sq, Dv) → (B, Sq, Hq, Dv) → (B, Sq, Hq·Dv)
-    const std::size_t Dv = r.output.shape(3);
-    const xt::xtensor<T, 4> t = xt::transpose(r.output, {0, 2, 1, 3});
-    out[0] = produced(xt::reshape_view(t, std::vector<std::size_t>{B, Sq, Hq * Dv}));
+  if (rank == 3) {  // (B, Hq, Sq, Dv) → (B, Sq, Hq·Dv)
+    out[0] = produced(merge_heads<T>(r.output));
   } else {
     out[0] = produced(r.output);
   }
