@@ -1,15 +1,17 @@
 #!/usr/bin/python3
-"""Build the docs site: audit -> generate.py -> Doxygen -> local MathJax.
+"""Build the docs site: spec export, audit -> generate.py -> Doxygen -> local MathJax.
 
     /usr/bin/python3 docs/build_docs.py --lessons build/bin/lessons --out build/docs
 
-Runs `lessons audit --json OUT/audit.json` (its exit status is ignored: a failing lesson is
-shown, in red), writes the pages into OUT/pages, runs Doxygen (docs/Doxyfile; a Doxygen
-warning fails the build) into OUT/html, and copies Debian's MathJax (libjs-mathjax) into
-OUT/html/mathjax so that the site loads nothing from the network. Used by the `docs` target
-(docs/CMakeLists.txt) and by verify/cli/test_docs.py. With --audit (or the environment variable
-VL_AUDIT_JSON, which scripts/main.sh sets to the audit it has just run) it uses that audit's
-JSON instead of running the audit again.
+Runs `lessons spec --json OUT/specs.json` (the specs as the engine parsed them: the pages show
+nothing the engine did not read) and `lessons audit --json OUT/audit.json` (their exit status
+is ignored: a failing lesson, or a spec the engine refused, is shown, in red), writes the pages
+into OUT/pages, runs Doxygen (docs/Doxyfile; a Doxygen warning fails the build) into OUT/html,
+and copies Debian's MathJax (libjs-mathjax) into OUT/html/mathjax so that the site loads
+nothing from the network. Used by the `docs` target (docs/CMakeLists.txt) and by
+verify/cli/test_docs.py. With --audit (or the environment variable VL_AUDIT_JSON, which
+scripts/main.sh sets to the audit it has just run) it uses that audit's JSON instead of running
+the audit again; likewise --specs (or VL_SPEC_JSON) for the spec export.
 """
 import argparse
 import os
@@ -46,38 +48,47 @@ def copy_mathjax(html: Path):
     stamp.write_text(str(MATHJAX))
 
 
+def take_or_run(given, out: Path, lessons, verb: str, source: Path, option: str):
+    """The JSON report OUT: a copy of the one given with --OPTION, or what `lessons VERB --json OUT`
+    writes (its stderr beside it, for generate.py to show when the report is missing)."""
+    if given:
+        if not given.is_file():
+            fail(f"--{option} {given}: no such file (a JSON report: lessons {verb} --json FILE)")
+        print(f"build_docs.py: using the {verb} JSON in {given}")
+        if given.resolve() != out:
+            shutil.copyfile(given, out)
+        return
+    if not lessons:
+        fail(f"give --lessons (the lessons binary) or --{option} (a JSON report: lessons {verb} --json FILE)")
+    out.unlink(missing_ok=True)
+    run = subprocess.run([str(lessons), verb, "--root", str(source), "--json", str(out)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    out.with_suffix(out.suffix + ".stderr").write_text(run.stderr)
+    print(f"build_docs.py: lessons {verb} exited {run.returncode}"
+          + (" (the pages show what fails, in red)" if run.returncode else ""))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--lessons", type=Path, help="the lessons binary (not needed with --audit)")
+    ap.add_argument("--lessons", type=Path, help="the lessons binary (not needed with --audit and --specs)")
     ap.add_argument("--source", type=Path, default=HERE.parent, help="the repository (default: this one)")
     ap.add_argument("--out", required=True, type=Path, help="output folder (html/ goes under it)")
     ap.add_argument("--doxygen", default=shutil.which("doxygen") or "doxygen")
     ap.add_argument("--audit", type=Path, default=os.environ.get("VL_AUDIT_JSON") or None,
                     help="use this audit JSON instead of running the audit (default: $VL_AUDIT_JSON)")
+    ap.add_argument("--specs", type=Path, default=os.environ.get("VL_SPEC_JSON") or None,
+                    help="use this spec export instead of running `lessons spec` (default: $VL_SPEC_JSON)")
     args = ap.parse_args()
     source, out = args.source.resolve(), args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
 
-    audit = out / "audit.json"
-    if args.audit:
-        if not args.audit.is_file():
-            fail(f"--audit {args.audit}: no such file (an audit JSON: lessons audit --json FILE)")
-        print(f"build_docs.py: using the audit in {args.audit}")
-        if args.audit.resolve() != audit:
-            shutil.copyfile(args.audit, audit)
-    elif not args.lessons:
-        fail("give --lessons (the lessons binary) or --audit (an audit JSON)")
-    else:
-        audit.unlink(missing_ok=True)
-        run = subprocess.run([str(args.lessons), "audit", "--root", str(source), "--json", str(audit)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        (out / "audit.json.stderr").write_text(run.stderr)
-        print(f"build_docs.py: lessons audit exited {run.returncode}"
-              + (" (failing lessons are shown in red)" if run.returncode else ""))
+    specs, audit = out / "specs.json", out / "audit.json"
+    take_or_run(args.specs, specs, args.lessons, "spec", source, "specs")
+    take_or_run(args.audit, audit, args.lessons, "audit", source, "audit")
 
     pages = out / "pages"
-    gen = subprocess.run([sys.executable, str(HERE / "generate.py"), "--source", str(source), "--audit", str(audit),
-                          "--out", str(pages)])
+    gen = subprocess.run([sys.executable, str(HERE / "generate.py"), "--source", str(source), "--specs", str(specs),
+                          "--audit", str(audit), "--out", str(pages)])
     if gen.returncode:
         fail("generate.py failed")
 

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """Weave each lesson's spec, this build's audit and the C++ listings into Doxygen pages.
 
-    /usr/bin/python3 docs/generate.py --source DIR --audit audit.json --out PAGES_DIR
+    /usr/bin/python3 docs/generate.py --source DIR --specs specs.json --audit audit.json --out PAGES_DIR
 
-Reads ``DIR/specs/*.md`` (the lessons, format in specs/README.md) and the audit's JSON
-(``lessons audit --json``, written by src/engine/report_json.cpp) and writes, into PAGES_DIR:
+Reads the lessons' specs as the engine parsed them (``lessons spec --json``, written by
+src/cli/cmd_spec.cpp; format in specs/README.md: this script never parses spec syntax itself),
+the audit's JSON (``lessons audit --json``, written by src/engine/report_json.cpp) and the C++
+under ``DIR/src``, and writes, into PAGES_DIR:
 
 * ``index.md``            the main page: every lesson with its status;
 * ``lesson_<id>.md``      one page per lesson: the spec's prose, rendered by Doxygen's Markdown,
@@ -16,7 +18,8 @@ Reads ``DIR/specs/*.md`` (the lessons, format in specs/README.md) and the audit'
 
 Python only presents: every verdict shown comes from the audit's JSON; nothing is re-checked
 here. A lesson that fails verification, or that the audit could not read, says so at the top
-of its page, in red. Standard library only, apart from matplotlib/numpy in plots.py.
+of its page, in red; so does a missing spec export (a spec the engine refused). Standard
+library only, apart from matplotlib/numpy in plots.py.
 """
 from __future__ import annotations
 
@@ -37,15 +40,17 @@ ENGINE_BLOCKS = ("claim", "listing", "output", "rules")
 
 
 # ---------------------------------------------------------------------------------------------
-# The spec, as the page presents it (the engine's parser is the authority on validity).
+# The spec, as the engine parsed it (`lessons spec --json`): Python never reads spec syntax, so a
+# page shows only what the audit read.
 
 @dataclass
 class Block:
     kind: str                      # "prose" or one of ENGINE_BLOCKS
-    text: str = ""                 # prose text, or the block's raw body
-    ref: str = ""                  # output/rules: the listing id after the info word
-    fields: list = field(default_factory=list)   # claim/listing: [(key, value)], keys repeat
+    text: str = ""                 # prose: its Markdown; output: the documented lines
+    ref: str = ""                  # output/rules: the listing id
+    fields: list = field(default_factory=list)   # claim/listing: [(key, value)] as the engine read them
     line: int = 0                  # first line in the spec file
+    rules: list = field(default_factory=list)    # rules: [(first, last, number, rule, why)]
 
     def get(self, key, default=""):
         for k, v in self.fields:
@@ -53,98 +58,39 @@ class Block:
                 return v
         return default
 
-    def all(self, key):
-        return [v for k, v in self.fields if k == key]
-
 
 @dataclass
 class Spec:
     path: Path
-    front: dict
+    lesson: str
+    title: str
+    sources: list
     blocks: list
-    error: str = ""
-
-    @property
-    def lesson(self):
-        return self.front.get("lesson", "")
-
-    @property
-    def title(self):
-        return self.front.get("title", "")
 
 
-def parse_fields(body: str):
-    fields = []
-    for raw in body.splitlines():
-        if raw.startswith("  ") and fields:
-            fields[-1] = (fields[-1][0], fields[-1][1] + " " + raw.strip())
-        elif ":" in raw:
-            key, value = raw.split(":", 1)
-            fields.append((key.strip(), value.strip()))
-    return fields
+def block_from_json(b: dict) -> Block:
+    """One block of the engine's export: {"kind", "first_line", "text", and "<kind>": {...}}."""
+    kind, data = b["kind"], b.get(b["kind"], {})
+    if kind == "prose":
+        return Block("prose", "\n".join(b["text"].splitlines()), line=b["first_line"])
+    if kind in ("claim", "listing"):
+        return Block(kind, fields=list(data.items()), line=b["first_line"])
+    if kind == "output":
+        return Block(kind, "\n".join(data["lines"]), ref=data["listing"], line=b["first_line"])
+    return Block(kind, ref=data["listing"], line=b["first_line"], rules=[
+        (r["first_line"], r["last_line"], None if r["number"] is None else str(r["number"]), r["rule"], r["reason"])
+        for r in data["rules"]])
 
 
-FENCE = re.compile(r"^(\s{0,3})(`{3,}|~{3,})\s*([^\s`]*)\s*(.*)$")
-
-
-def parse_spec(path: Path) -> Spec:
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines()
-    front, i = {}, 0
-    if lines and lines[0].strip() == "---":
-        try:
-            end = next(j for j in range(1, len(lines)) if lines[j].strip() == "---")
-        except StopIteration:
-            return Spec(path, {}, [Block("prose", text)], f"{path.name}: front matter not closed")
-        key = None
-        for raw in lines[1:end]:
-            m = re.match(r"^([A-Za-z_]+):\s*(.*)$", raw)
-            if m:
-                key = m.group(1)
-                front[key] = m.group(2).strip() if m.group(2).strip() else []
-            elif raw.strip().startswith("- ") and key is not None:
-                if not isinstance(front[key], list):
-                    front[key] = [front[key]]
-                front[key].append(raw.strip()[2:].strip())
-        i = end + 1
-    blocks, prose, prose_start = [], [], i + 1
-
-    def flush():
-        if any(s.strip() for s in prose):
-            blocks.append(Block("prose", "\n".join(prose), line=prose_start))
-        prose.clear()
-
-    while i < len(lines):
-        m = FENCE.match(lines[i])
-        if m:
-            fence, info, rest = m.group(2), m.group(3), m.group(4)
-            j = i + 1
-            while j < len(lines) and not lines[j].strip().startswith(fence):
-                j += 1
-            body = "\n".join(lines[i + 1:j])
-            if info in ENGINE_BLOCKS:
-                flush()
-                b = Block(info, body, ref=rest.strip(), line=i + 1)
-                if info in ("claim", "listing"):
-                    b.fields = parse_fields(body)
-                blocks.append(b)
-                prose_start = j + 2
-            else:
-                if not prose:
-                    prose_start = i + 1
-                prose.extend(lines[i:j + 1])
-            i = j + 1
-            continue
-        if not prose:
-            prose_start = i + 1
-        prose.append(lines[i])
-        i += 1
-    flush()
-    return Spec(path, front, blocks)
+def spec_from_json(s: dict) -> Spec:
+    return Spec(Path(s["file"]), s["lesson"], s["title"], s["sources"], [block_from_json(b) for b in s["blocks"]])
 
 
 # ---------------------------------------------------------------------------------------------
 # Prose: the spec's Markdown, made safe for Doxygen's Markdown, formulas for MathJax.
+
+# A code or formula fence inside prose (the engine has refused every fence it would not read).
+FENCE = re.compile(r"^(\s{0,3})(`{3,}|~{3,})\s*([^\s`]*)\s*(.*)$")
 
 INLINE = re.compile(
     r"(?P<code>(?P<ticks>`+).+?(?P=ticks))"
@@ -295,25 +241,7 @@ def mark_differences(a: str, b: str):
 
 
 # ---------------------------------------------------------------------------------------------
-# Rules: the spec's reasons, per line (the audit's JSON gives each line's rule, not its reason).
-
-RULE_LINE = re.compile(r"^\s*lines?\s+(\d+)(?:\s*-\s*(\d+))?(?:\s+number\s+(\d+))?\s*:\s*(.*?)\s*(?:—|--)\s*(.*)$")
-
-
-def parse_rules(body: str):
-    """[(first, last, number, rule, why)] from a rules block."""
-    rules = []
-    for raw in body.splitlines():
-        m = RULE_LINE.match(raw)
-        if m:
-            first = int(m.group(1))
-            last = int(m.group(2) or first)
-            rules.append((first, last, m.group(3), m.group(4).strip(), m.group(5).strip()))
-        elif raw.strip() and rules:
-            f, l, n, r, w = rules[-1]
-            rules[-1] = (f, l, n, r, w + " " + raw.strip())
-    return rules
-
+# Rules: their reasons are the spec's (the audit's JSON gives each line's rule, not its reason).
 
 def inline_code(s: str) -> str:
     """A rule's reason: `code` spans as <code>, the rest escaped."""
@@ -345,8 +273,10 @@ def find_snippet(source: Path, listing_id: str):
 # The page of one lesson.
 
 class LessonPage:
-    def __init__(self, spec: Spec | None, result: dict | None, source: Path, img_dir: Path, audit: dict | None):
+    def __init__(self, spec: Spec | None, result: dict | None, source: Path, img_dir: Path, audit: dict | None,
+                 spec_error: str = ""):
         self.spec, self.result, self.source, self.img_dir, self.audit = spec, result, source, img_dir, audit
+        self.spec_error = spec_error  # why the engine exported no spec at all, if it did not
         self.lesson_id = (result or {}).get("id") or (spec.lesson if spec else "")
         self.title = (spec.title if spec and spec.title else (result or {}).get("title", "")) or self.lesson_id
         self.claims = {c["id"]: c for c in (result or {}).get("claims", [])}
@@ -355,7 +285,7 @@ class LessonPage:
         if spec:
             for b in spec.blocks:
                 if b.kind == "rules":
-                    self.rules.setdefault(b.ref, []).extend(parse_rules(b.text))
+                    self.rules.setdefault(b.ref, []).extend(b.rules)
         self.figures = []
         self.warnings = []
 
@@ -429,9 +359,7 @@ class LessonPage:
                 f'{esc(p.get("date", ""))}.</span>')
 
     def sources(self) -> str:
-        src = self.spec.front.get("sources", []) if self.spec else []
-        if isinstance(src, str):
-            src = [src]
+        src = self.spec.sources if self.spec else []
         if not src:
             return ""
         items = "".join(f"<li>{inline_code(s)}</li>" for s in src)
@@ -581,7 +509,7 @@ class LessonPage:
             + f'<tbody>{"".join(rows)}</tbody></table>{extra}</div>')
 
     def rules_note(self, block: Block) -> str:
-        rules = parse_rules(block.text)
+        rules = block.rules
         if not rules:
             return ""
         items = "".join(
@@ -633,10 +561,10 @@ class LessonPage:
         title = escape_doxygen_text(self.title)
         parts = [f"{title} {{#{name}}}\n{'=' * max(len(self.title), 3)}\n", self.banner(), self.sources(), "[TOC]\n"]
         if self.spec is None:
-            parts.append(htmlonly('<div class="vl-missing">No spec file was found for this lesson.</div>'))
+            missing = (f'The engine exported no spec: <pre>{esc(self.spec_error)}</pre>' if self.spec_error
+                       else 'No spec file was found for this lesson.')
+            parts.append(htmlonly(f'<div class="vl-missing">{missing}</div>'))
         else:
-            if self.spec.error:
-                parts.append(htmlonly(f'<div class="vl-missing">{esc(self.spec.error)}</div>'))
             for b in self.spec.blocks:
                 if b.kind == "prose":
                     parts.append("\n" + prose_to_doxygen(b.text, drop_title=self.title) + "\n")
@@ -693,7 +621,7 @@ def escape_caption(s: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # The main page.
 
-def render_index(pages, audit, audit_error: str) -> str:
+def render_index(pages, audit, audit_error: str, spec_error: str = "") -> str:
     parts = ["Verified Lessons {#mainpage}\n================\n"]
     parts.append(
         "Lessons on attention, written down once as a spec, computed by C++ and checked by this build. "
@@ -701,6 +629,10 @@ def render_index(pages, audit, audit_error: str) -> str:
         "shown to reject a deliberately broken implementation), its **listings** (the C++ twin of the "
         "lesson's code, pulled from the sources) and the **documented output** side by side with what "
         "this build printed, line by line, with the rule each line is compared by.\n")
+    if spec_error:
+        parts.append(htmlonly(f'<div class="vl-banner vl-banner-fail"><span class="vl-banner-mark">✗</span> '
+                              f'<b>The engine did not export the specs; the pages show the audit only.</b>'
+                              f'<pre>{esc(spec_error)}</pre></div>'))
     if audit_error:
         parts.append(htmlonly(f'<div class="vl-banner vl-banner-fail"><span class="vl-banner-mark">✗</span> '
                               f'<b>The audit did not produce a report.</b><pre>{esc(audit_error)}</pre></div>'))
@@ -755,24 +687,31 @@ def render_index(pages, audit, audit_error: str) -> str:
 
 # ---------------------------------------------------------------------------------------------
 
+def read_report(path: Path, what: str, command: str):
+    """(its JSON, "") or (None, why not): a report the engine wrote, with its stderr if it failed."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8")), ""
+    except FileNotFoundError:
+        error = f"{path}: no {what} (did `{command}` fail?)"
+    except (OSError, json.JSONDecodeError) as e:
+        error = f"{path}: unreadable {what}: {e}"
+    err_file = path.with_suffix(path.suffix + ".stderr")
+    if err_file.exists():
+        error += "\n" + err_file.read_text(encoding="utf-8", errors="replace")[-4000:]
+    return None, error
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--source", required=True, type=Path, help="the repository (specs/, src/)")
+    ap.add_argument("--source", required=True, type=Path, help="the repository (src/, for the listings' C++)")
+    ap.add_argument("--specs", required=True, type=Path, help="the specs as the engine parsed them (lessons spec --json)")
     ap.add_argument("--audit", required=True, type=Path, help="the audit's JSON (lessons audit --json)")
     ap.add_argument("--out", required=True, type=Path, help="where to write the pages")
     ap.add_argument("--strict", action="store_true", help="fail on a generator warning (e.g. a listing without markers)")
     args = ap.parse_args(argv)
 
-    audit, audit_error = None, ""
-    try:
-        audit = json.loads(args.audit.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        audit_error = f"{args.audit}: no audit report (did `lessons audit --json` fail?)"
-    except (OSError, json.JSONDecodeError) as e:
-        audit_error = f"{args.audit}: unreadable audit report: {e}"
-    err_file = args.audit.with_suffix(args.audit.suffix + ".stderr")
-    if audit_error and err_file.exists():
-        audit_error += "\n" + err_file.read_text(encoding="utf-8", errors="replace")[-4000:]
+    audit, audit_error = read_report(args.audit, "audit report", "lessons audit --json")
+    exported, spec_error = read_report(args.specs, "spec export", "lessons spec --json")
 
     args.out.mkdir(parents=True, exist_ok=True)
     img_dir = args.out / "img"
@@ -781,11 +720,9 @@ def main(argv=None) -> int:
         old.unlink()
 
     specs = {}
-    for path in sorted((args.source / "specs").glob("*.md")):
-        if path.name == "README.md":
-            continue
-        spec = parse_spec(path)
-        specs[spec.lesson or path.stem] = spec
+    for s in (exported or {}).get("specs", []):
+        spec = spec_from_json(s)
+        specs[spec.lesson] = spec
     results = {l["id"]: l for l in (audit or {}).get("lessons", [])}
     ids = list(results) + [k for k in specs if k not in results]
 
@@ -795,12 +732,12 @@ def main(argv=None) -> int:
         if spec is None and lid in results:
             p = results[lid].get("spec")
             spec = next((s for s in specs.values() if p and s.path.resolve() == Path(p).resolve()), None)
-        page = LessonPage(spec, results.get(lid), args.source, img_dir, audit)
+        page = LessonPage(spec, results.get(lid), args.source, img_dir, audit, spec_error)
         text = page.render()
         (args.out / f"{page_name(page.lesson_id)}.md").write_text(text + "\n", encoding="utf-8")
         pages.append(page)
         warnings += page.warnings
-    (args.out / "index.md").write_text(render_index(pages, audit, audit_error) + "\n", encoding="utf-8")
+    (args.out / "index.md").write_text(render_index(pages, audit, audit_error, spec_error) + "\n", encoding="utf-8")
     for w in warnings:
         print(f"generate.py: warning: {w}", file=sys.stderr)
     print(f"generate.py: {len(pages)} lesson page(s), {len(list(img_dir.glob('*.svg')))} plot(s) in {args.out}")

@@ -127,3 +127,73 @@ BOOST_AUTO_TEST_CASE(refuses_output_for_unknown_listing_and_unterminated_blocks)
 BOOST_AUTO_TEST_CASE(refuses_a_missing_file) {
   BOOST_CHECK_THROW(vl::parse_spec("/nonexistent/spec.md"), vl::InputError);
 }
+
+// The engine reads blocks only from "```" at the start of a line. A fence that Markdown would
+// show as a block but the engine would not read is refused, naming its line (specs/README.md).
+BOOST_AUTO_TEST_CASE(refuses_fences_the_engine_does_not_read) {
+  const std::string claim = "id: demo.second\nkind: bound\ntolerance: 1\nstatement: s\nsource: s\n";
+  expect_error(std::string(kGood) + "\n~~~claim\n" + claim + "~~~\n", 32, "'~~~claim': the engine reads only fences of three backticks; write '```claim'");
+  expect_error(std::string(kGood) + "\n  ```claim\n" + claim + "  ```\n", 32, "fence '```claim' is indented by 2 space(s)");
+  expect_error(std::string(kGood) + "\n    ```claim\n" + claim + "    ```\n", 32, "is indented by 4 or more columns: Markdown may show it as a claim block");
+  expect_error(std::string(kGood) + "\n\t```listing\n\t```\n", 32, "is indented by 4 or more columns");
+  expect_error(std::string(kGood) + "\n- a list item\n\n  - ```claim\n", 34, "is inside a list item or block quote");
+  expect_error(std::string(kGood) + "\n> ```rules demo.main\n", 32, "is inside a list item or block quote: Markdown may show it as a rules block");
+  expect_error(replace(replace(kGood, "```output demo.main", "~~~output demo.main"), "b: 3.33e-16\n```", "b: 3.33e-16\n~~~"), 24,
+               "'~~~output demo.main': the engine reads only fences of three backticks; write '```output'");
+  expect_error(std::string(kGood) + "\n~~~python\nprint(1)\n~~~\n", 32, "write '```python'");
+  expect_error(replace(kGood, "```claim\n", "````claim\n"), 11, "exactly three backticks");
+  // Markdown ends a block at an indented closing fence; the engine would read on.
+  expect_error(replace(kGood, "source: here\n```", "source: here\n  ```"), 18, "ends the block for Markdown but not for the engine");
+}
+
+BOOST_AUTO_TEST_CASE(other_fences_and_indented_code_are_prose) {
+  const vl::Spec spec = vl::parse_spec(write_spec(std::string(kGood) +
+      "\n    ```python\n    x = 1\n    ```\n"         // indented code, not an engine word
+      "```text\n~~~claim\n  ```claim\n```\n"           // inside a code block: its text
+      "- item with `inline` code and ``` a run of backticks\n"
+      "    ~~~\n"));
+  BOOST_TEST(spec.claims.size() == 1u);
+  BOOST_REQUIRE(!spec.blocks.empty());
+  BOOST_TEST((spec.blocks.back().kind == vl::BlockKind::prose));
+  BOOST_TEST(spec.blocks.back().first_line == 31);
+  BOOST_TEST(spec.blocks.back().last_line == 40);
+}
+
+BOOST_AUTO_TEST_CASE(parses_the_claim_subject) {
+  BOOST_TEST((vl::parse_spec(write_spec(kGood)).claims[0].subject == vl::ClaimSubject::computation));
+  const auto with = [](const std::string& subject) {
+    return vl::parse_spec(write_spec(replace(kGood, "source: here\n", "source: here\nsubject: " + subject + "\n"))).claims[0].subject;
+  };
+  BOOST_TEST((with("our-code") == vl::ClaimSubject::our_code));
+  BOOST_TEST((with("computation") == vl::ClaimSubject::computation));
+  BOOST_TEST(vl::to_string(vl::ClaimSubject::our_code) == "our-code");
+  BOOST_TEST(vl::to_string(vl::ClaimSubject::computation) == "computation");
+  expect_error(replace(kGood, "source: here\n", "source: here\nsubject: ours\n"), 18,
+               "unknown claim subject 'ours' (known: computation, our-code)");
+  expect_error(replace(kGood, "source: here\n", "source: here\nsubject: our-code\nsubject: computation\n"), 19,
+               "field 'subject' given twice");
+}
+
+// The blocks in file order, each with its first and last line: prose between engine blocks
+// (blank gaps are none), the engine blocks from fence to fence.
+BOOST_AUTO_TEST_CASE(records_the_blocks_and_their_lines) {
+  const vl::Spec spec = vl::parse_spec(write_spec(replace(kGood, "```\n```listing", "```\n\n```listing") + "\nThe end.\n"));
+  struct Expected { vl::BlockKind kind; int first, last; std::size_t index; };
+  const std::vector<Expected> expected{{vl::BlockKind::prose, 7, 10, 0}, {vl::BlockKind::claim, 11, 18, 0},
+      {vl::BlockKind::listing, 20, 24, 0}, {vl::BlockKind::output, 25, 28, 0}, {vl::BlockKind::rules, 29, 31, 0},
+      {vl::BlockKind::prose, 32, 33, 0}};
+  BOOST_REQUIRE(spec.blocks.size() == expected.size());
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    BOOST_TEST_CONTEXT("block " << k) {
+      BOOST_TEST(vl::to_string(spec.blocks[k].kind) == vl::to_string(expected[k].kind));
+      BOOST_TEST(spec.blocks[k].first_line == expected[k].first);
+      BOOST_TEST(spec.blocks[k].last_line == expected[k].last);
+      BOOST_TEST(spec.blocks[k].index == expected[k].index);
+    }
+  }
+  BOOST_TEST(spec.blocks[0].text == "Prose with $$x^2$$ and a code block that is not a claim:\n```python\nprint(\"hello\")\n```\n");
+  BOOST_TEST(spec.blocks[2].text == "```listing\nid: demo.main\nfunction: vl::demo\narray: Y = demo/main.Y.npy, abs 1e-12\n```\n");
+  BOOST_TEST(spec.blocks[4].rule_lines == std::vector<int>{30}, boost::test_tools::per_element());
+  BOOST_TEST(spec.blocks[4].first_rule == 0u);
+  BOOST_TEST(spec.blocks[5].text == "\nThe end.\n");
+}

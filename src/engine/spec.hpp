@@ -4,7 +4,7 @@
 // The spec is Markdown that reads on its own. Between the prose it holds fenced blocks whose
 // info string names their kind (format described in specs/README.md):
 //
-//   ```claim            id, kind, tolerance, source, statement   (one claim of the lesson)
+//   ```claim            id, kind, tolerance, source, statement, subject (one claim of the lesson)
 //   ```listing          id, function, parameters, source, arrays (one listing and its C++ twin)
 //   ```output <id>      the listing's documented output, verbatim
 //   ```rules <id>       comparison rules of the lines/numbers of that output that are not exact
@@ -27,6 +27,11 @@ struct SpecLocation {
 enum class ClaimKind { identity, invariant, bound, statistical, complexity };
 std::string to_string(ClaimKind kind);
 
+/// What a claim is about: the computation (checked through whichever implementation is
+/// audited) or our own code (workspace bytes, counted flops, RNG streams: only our backends).
+enum class ClaimSubject { computation, our_code };
+std::string to_string(ClaimSubject subject);  // "computation", "our-code"
+
 /// One claim of a lesson. `tolerance` is the number the check compares its measured value with
 /// (an absolute error, a bound, ...); "0" means bit-identical and "none" a pass/fail property.
 struct Claim {
@@ -36,6 +41,7 @@ struct Claim {
   std::string tolerance_text;
   std::string statement;
   std::string source;
+  ClaimSubject subject = ClaimSubject::computation;
   SpecLocation where;
 };
 
@@ -67,6 +73,23 @@ struct OutputSpec {
   std::string golden;
 };
 
+/// One block of the spec in file order, with its line span, for tools that present the spec
+/// (`lessons spec --json`): prose (the Markdown between two engine blocks, other fenced blocks
+/// included) or one of the engine's blocks.
+enum class BlockKind { prose, claim, listing, output, rules };
+std::string to_string(BlockKind kind);
+
+struct SpecBlock {
+  BlockKind kind = BlockKind::prose;
+  int first_line = 0;           // 1-based, inclusive; an engine block spans its two fences
+  int last_line = 0;
+  std::string text;             // its lines as written, each ending in '\n'
+  std::size_t index = 0;        // claim, listing, output: its entry in Spec::claims/listings/outputs;
+                                // rules: the entry of the output it rules
+  std::size_t first_rule = 0;   // rules: its rules are outputs[index].rules[first_rule, + rule_lines.size())
+  std::vector<int> rule_lines;  // rules: the line of each of its rules
+};
+
 struct Spec {
   std::filesystem::path file;
   std::string lesson;
@@ -75,7 +98,8 @@ struct Spec {
   std::vector<Claim> claims;
   std::vector<ListingSpec> listings;
   std::vector<OutputSpec> outputs;
-  std::string markdown;  // the whole text, for the docs generator
+  std::vector<SpecBlock> blocks;  // the spec after its front matter, in order (blank gaps are no block)
+  std::string markdown;  // the whole text as read (lessons spec takes its rules as written from it)
 
   const Claim* find_claim(const std::string& id) const;
   const OutputSpec* find_output(const std::string& listing) const;
@@ -83,7 +107,9 @@ struct Spec {
 
 /// Parse a spec. Throws vl::InputError "file:line: what is wrong" on a malformed spec:
 /// bad front matter, unterminated block, unknown block kind or field, missing or duplicate id,
-/// unknown claim kind or rule, an output or rules block for an unknown listing.
+/// unknown claim kind, subject or rule, an output or rules block for an unknown listing, and a
+/// fence that Markdown could show as an engine block but the engine would not read
+/// (specs/README.md, "Blocks").
 Spec parse_spec(const std::filesystem::path& file);
 
 /// The short name of a listing id: "linear-rnn.main" → "main".

@@ -1,4 +1,5 @@
 // Parsing specs/<lesson>.md (format: specs/README.md). Every error names file:line.
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -22,6 +23,25 @@ std::string to_string(ClaimKind kind) {
     case ClaimKind::bound: return "bound";
     case ClaimKind::statistical: return "statistical";
     case ClaimKind::complexity: return "complexity";
+  }
+  return "?";
+}
+
+std::string to_string(ClaimSubject subject) {
+  switch (subject) {
+    case ClaimSubject::computation: return "computation";
+    case ClaimSubject::our_code: return "our-code";
+  }
+  return "?";
+}
+
+std::string to_string(BlockKind kind) {
+  switch (kind) {
+    case BlockKind::prose: return "prose";
+    case BlockKind::claim: return "claim";
+    case BlockKind::listing: return "listing";
+    case BlockKind::output: return "output";
+    case BlockKind::rules: return "rules";
   }
   return "?";
 }
@@ -52,6 +72,51 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
+// A line that Markdown (CommonMark) reads as a code fence, wherever it stands: its indentation
+// in columns (a tab reaches the next multiple of 4), what it is nested in (list items, block
+// quotes), its marker and the first word of its info string.
+struct Fence {
+  std::size_t indent = 0;
+  bool nested = false;     // after a list marker ('- ', '1. ') or a block quote's '>'
+  char marker = '`';
+  std::size_t length = 0;  // how many markers: three or more
+  std::string word;        // the info string's first word: "claim", "output", "python", ""
+};
+
+std::optional<Fence> markdown_fence(const std::string& line) {
+  Fence f;
+  std::size_t i = 0;
+  for (;; f.nested = true) {  // skip indentation, then any container markers and theirs
+    for (; i < line.size() && (line[i] == ' ' || line[i] == '\t'); ++i)
+      f.indent = line[i] == '\t' ? (f.indent / 4 + 1) * 4 : f.indent + 1;
+    std::size_t m = i;
+    if (m < line.size() && line[m] == '>') {
+      ++m;
+    } else if (m < line.size() && (line[m] == '-' || line[m] == '+' || line[m] == '*')) {
+      ++m;
+      if (m >= line.size() || line[m] != ' ') break;
+    } else {
+      while (m < line.size() && std::isdigit(static_cast<unsigned char>(line[m]))) ++m;
+      if (m == i || m >= line.size() || (line[m] != '.' && line[m] != ')') || m + 1 >= line.size() || line[m + 1] != ' ')
+        break;
+      ++m;
+    }
+    i = m;
+  }
+  if (i >= line.size() || (line[i] != '`' && line[i] != '~')) return std::nullopt;
+  f.marker = line[i];
+  while (i + f.length < line.size() && line[i + f.length] == f.marker) ++f.length;
+  if (f.length < 3) return std::nullopt;
+  const std::string info = trim(line.substr(i + f.length));
+  if (f.marker == '`' && info.find('`') != std::string::npos) return std::nullopt;  // inline code
+  f.word = info.substr(0, info.find_first_of(" \t"));
+  return f;
+}
+
+bool is_engine_word(const std::string& word) {
+  return word == "claim" || word == "listing" || word == "output" || word == "rules";
+}
+
 class Parser {
  public:
   explicit Parser(std::filesystem::path file) : file_(std::move(file)) {}
@@ -70,14 +135,17 @@ class Parser {
     spec_.markdown = all.str();
 
     std::size_t i = front_matter();
+    prose_from_ = i;
     while (i < lines_.size()) {
       const std::string& l = lines_[i];
       if (l.rfind("```", 0) == 0) {
         i = block(i);
       } else {
+        refuse_unread_fence(i);
         ++i;
       }
     }
+    add_prose(lines_.size());
     cross_check();
     return spec_;
   }
@@ -134,23 +202,101 @@ class Parser {
     return i + 1;
   }
 
+  // --- fences the engine does not read. The engine reads a block only from a fence of exactly
+  // three backticks at the start of a line. Outside its blocks, a line that Markdown reads as a
+  // fence of another form is refused when a renderer could show it as a block the engine never
+  // audits: any '~~~' fence (its body could hold a '```claim' line that Markdown shows as code
+  // and the engine reads), any fence indented by 1-3 spaces (the same), and a fence indented by
+  // 4+ columns or nested in a list item or block quote whose info string is an engine word.
+  void refuse_unread_fence(std::size_t index) const {
+    const auto f = markdown_fence(lines_[index]);
+    if (!f) return;
+    const std::string written = trim(lines_[index]);
+    if (f->marker == '~' && !f->nested && f->indent < 4)
+      fail(index, fmt::format("'{}': the engine reads only fences of three backticks; write '```{}'"
+                              " at the start of the line (its closing fence '```')", written, f->word));
+    if (!f->nested && f->indent >= 1 && f->indent <= 3)
+      fail(index, fmt::format("fence '{}' is indented by {} space(s): Markdown shows it as a fenced block, the engine"
+                              " does not read it; write it at the start of the line", written, f->indent));
+    if (is_engine_word(f->word))
+      fail(index, fmt::format("fence '{}' {}: Markdown may show it as a {} block, but the engine reads blocks only"
+                              " from '```{}' at the start of a line, outside lists and quotes; move it there (or, for an"
+                              " example, give it another info string)",
+                              written, f->nested ? "is inside a list item or block quote" : "is indented by 4 or more columns",
+                              f->word, f->word));
+  }
+
   // --- fenced blocks; returns the index after the closing fence
   std::size_t block(std::size_t open) {
     const std::string info = trim(lines_[open].substr(3));
+    if (info.rfind('`', 0) == 0)
+      fail(open, "the engine's fences are exactly three backticks: write '```' and the info string, then a line '```'");
     std::size_t close = open + 1;
-    while (close < lines_.size() && lines_[close].rfind("```", 0) != 0) ++close;
+    while (close < lines_.size() && lines_[close].rfind("```", 0) != 0) {
+      refuse_indented_close(close);
+      ++close;
+    }
     if (close >= lines_.size()) fail(open, fmt::format("block '```{}' is not closed by a line '```'", info));
     if (trim(lines_[close]) != "```") fail(close, "a closing fence is a line '```' alone");
     const std::vector<std::string> body(lines_.begin() + open + 1, lines_.begin() + close);
     const std::string kind = info.substr(0, info.find(' '));
     const std::string arg = info.find(' ') == std::string::npos ? "" : trim(info.substr(info.find(' ') + 1));
-    if (kind == "claim") claim(open, body);
-    else if (kind == "listing") listing(open, body);
-    else if (kind == "output") output(open, arg, body);
-    else if (kind == "rules") rules(open, arg, body);
-    else if (kind == "claims" || kind == "listings" || kind == "outputs" || kind == "rule")
+    SpecBlock b;
+    if (kind == "claim") {
+      claim(open, body);
+      b.kind = BlockKind::claim;
+      b.index = spec_.claims.size() - 1;
+    } else if (kind == "listing") {
+      listing(open, body);
+      b.kind = BlockKind::listing;
+      b.index = spec_.listings.size() - 1;
+    } else if (kind == "output") {
+      output(open, arg, body);
+      b.kind = BlockKind::output;
+      b.index = spec_.outputs.size() - 1;
+    } else if (kind == "rules") {
+      b.kind = BlockKind::rules;
+      rules(open, arg, body, b);
+    } else if (kind == "claims" || kind == "listings" || kind == "outputs" || kind == "rule") {
       fail(open, fmt::format("unknown block kind '{}' (known: claim, listing, output, rules)", kind));
+    } else {
+      return close + 1;  // any other fenced block (code, formulas) is prose
+    }
+    add_prose(open);
+    b.first_line = int(open) + 1;
+    b.last_line = int(close) + 1;
+    b.text = text_of(open, close + 1);
+    spec_.blocks.push_back(std::move(b));
+    prose_from_ = close + 1;
     return close + 1;
+  }
+
+  // Inside a block, a fence of backticks indented by 1-3 spaces ends the block for Markdown but
+  // not for the engine, which would read on into what the page shows as prose.
+  void refuse_indented_close(std::size_t index) const {
+    const auto f = markdown_fence(lines_[index]);
+    if (f && f->marker == '`' && !f->nested && f->indent >= 1 && f->indent <= 3 && trim(lines_[index]) == std::string(f->length, '`'))
+      fail(index, fmt::format("'{}' indented by {} space(s) ends the block for Markdown but not for the engine;"
+                              " write the closing fence '```' at the start of the line", trim(lines_[index]), f->indent));
+  }
+
+  // The lines [from, to) as written, each ending in '\n'.
+  std::string text_of(std::size_t from, std::size_t to) const {
+    std::string text;
+    for (std::size_t k = from; k < to; ++k) text += lines_[k] + '\n';
+    return text;
+  }
+
+  // The prose since the last engine block, up to the line `to` (exclusive), unless it is blank.
+  void add_prose(std::size_t to) {
+    bool blank = true;
+    for (std::size_t k = prose_from_; k < to; ++k) blank = blank && trim(lines_[k]).empty();
+    if (blank) return;
+    SpecBlock b;
+    b.first_line = int(prose_from_) + 1;
+    b.last_line = int(to);
+    b.text = text_of(prose_from_, to);
+    spec_.blocks.push_back(std::move(b));
   }
 
   // 'key: value' fields; a line indented by two spaces continues the previous value.
@@ -180,7 +326,7 @@ class Parser {
   void claim(std::size_t open, const std::vector<std::string>& body) {
     Claim c;
     c.where = at(open);
-    for (const auto& [key, v] : fields(open, body, {"id", "kind", "tolerance", "statement", "source"})) {
+    for (const auto& [key, v] : fields(open, body, {"id", "kind", "tolerance", "statement", "source", "subject"})) {
       const auto& [value, index] = v;
       if (key == "id") c.id = value;
       else if (key == "statement") c.statement = value;
@@ -193,6 +339,10 @@ class Parser {
         if (it == kinds.end())
           fail(index, fmt::format("unknown claim kind '{}' (known: identity, invariant, bound, statistical, complexity)", value));
         c.kind = it->second;
+      } else if (key == "subject") {
+        if (value == "computation") c.subject = ClaimSubject::computation;
+        else if (value == "our-code") c.subject = ClaimSubject::our_code;
+        else fail(index, fmt::format("unknown claim subject '{}' (known: computation, our-code)", value));
       } else if (key == "tolerance") {
         c.tolerance_text = value;
         if (value != "none") {
@@ -261,11 +411,14 @@ class Parser {
     spec_.outputs.push_back(o);
   }
 
-  void rules(std::size_t open, const std::string& listing, const std::vector<std::string>& body) {
+  // Adds the block's rules to its output; `block` records which they are and their lines.
+  void rules(std::size_t open, const std::string& listing, const std::vector<std::string>& body, SpecBlock& block) {
     OutputSpec* o = nullptr;
     for (auto& out : spec_.outputs)
       if (out.listing == listing) o = &out;
     if (!o) fail(open, fmt::format("rules block for '{}' comes before (or without) its output block", listing));
+    block.index = std::size_t(o - spec_.outputs.data());
+    block.first_rule = o->rules.size();
     for (std::size_t k = 0; k < body.size(); ++k) {
       if (trim(body[k]).empty()) continue;
       try {
@@ -276,6 +429,7 @@ class Parser {
         if (r.kind != RuleKind::exact && r.reason.empty())
           fail(open + 1 + k, "a rule that is not 'exact' says why, after ' — '");
         o->rules.push_back(r);
+        block.rule_lines.push_back(int(open + k) + 2);
       } catch (const std::invalid_argument& e) {
         fail(open + 1 + k, e.what());
       } catch (const std::out_of_range&) {
@@ -306,6 +460,7 @@ class Parser {
   std::filesystem::path file_;
   std::vector<std::string> lines_;
   Spec spec_;
+  std::size_t prose_from_ = 0;  // the first line of the prose since the last engine block
 };
 
 }  // namespace

@@ -198,6 +198,18 @@ class DocsSite(unittest.TestCase):
         self.assertIn(commit, html_text)
 
 
+def export_specs(tmp: Path) -> Path:
+    """The specs as the engine parsed them (`lessons spec --json`), which generate.py presents."""
+    if not LESSONS:
+        raise RuntimeError("set LESSONS to the lessons binary (ctest does)")
+    out = tmp / "specs.json"
+    run = subprocess.run([LESSONS, "spec", "--root", str(SOURCE), "--json", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    if run.returncode:
+        raise RuntimeError(f"lessons spec failed: {run.stderr}")
+    return out
+
+
 class Generator(unittest.TestCase):
     """The generator alone (no Doxygen, no browser): a failing lesson is shown, in red."""
 
@@ -221,6 +233,7 @@ class Generator(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             (Path(tmp) / "audit.json").write_text(json.dumps(audit))
             run = subprocess.run([sys.executable, str(DOCS / "generate.py"), "--source", str(SOURCE),
+                                  "--specs", str(export_specs(Path(tmp))),
                                   "--audit", str(Path(tmp) / "audit.json"), "--out", str(Path(tmp) / "pages")],
                                  capture_output=True, text=True, timeout=300)
             self.assertEqual(run.returncode, 0, run.stderr)
@@ -237,11 +250,30 @@ class Generator(unittest.TestCase):
     def test_missing_audit_report_is_shown_not_hidden(self):
         with tempfile.TemporaryDirectory() as tmp:
             run = subprocess.run([sys.executable, str(DOCS / "generate.py"), "--source", str(SOURCE),
+                                  "--specs", str(export_specs(Path(tmp))),
                                   "--audit", str(Path(tmp) / "none.json"), "--out", str(Path(tmp) / "pages")],
                                  capture_output=True, text=True, timeout=300)
             self.assertEqual(run.returncode, 0, run.stderr)
             index = (Path(tmp) / "pages" / "index.md").read_text(encoding="utf-8")
         self.assertIn("The audit did not produce a report", index)
+
+    def test_missing_spec_export_is_shown_not_hidden(self):
+        # A spec the engine refuses leaves no export (lessons spec exits 2): the site says so and
+        # shows the engine's message, rather than pages of prose the audit never read.
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "specs.json.stderr").write_text("lessons: error: specs/x.md:7: '~~~claim': ...\n")
+            (Path(tmp) / "audit.json").write_text(json.dumps({"lessons": [{"id": "x", "title": "X", "problems": ["bad"],
+                                                                         "claims": [], "listings": []}]}))
+            run = subprocess.run([sys.executable, str(DOCS / "generate.py"), "--source", str(SOURCE),
+                                  "--specs", str(Path(tmp) / "specs.json"),
+                                  "--audit", str(Path(tmp) / "audit.json"), "--out", str(Path(tmp) / "pages")],
+                                 capture_output=True, text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            index = (Path(tmp) / "pages" / "index.md").read_text(encoding="utf-8")
+            page = (Path(tmp) / "pages" / "lesson_x.md").read_text(encoding="utf-8")
+        self.assertIn("The engine did not export the specs", index)
+        for text in (index, page):
+            self.assertIn("specs/x.md:7: &#x27;~~~claim&#x27;", text)
 
 
 if __name__ == "__main__":
