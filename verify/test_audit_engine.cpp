@@ -7,8 +7,9 @@
 
 #include <algorithm>
 
-#include "engine/audit.hpp"
+#include "backends/registry.hpp"
 #include "core/errors.hpp"
+#include "engine/audit.hpp"
 #include "lessons/linear_rnn.hpp"
 
 namespace {
@@ -51,7 +52,7 @@ BOOST_AUTO_TEST_CASE(a_deleted_check_leaves_its_claim_untested) {
 BOOST_AUTO_TEST_CASE(a_control_that_passes_makes_the_claim_vacuous) {
   vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
   for (auto& c : lesson.checks)
-    if (c.claim_id == "linear-rnn.causal") c.controls[0].run = c.run;  // the "broken" variant is the real one
+    if (c.claim_id == "linear-rnn.causal") c.controls[0].backend = vl::backends::plain();  // the "broken" variant is the real one
   const auto report = audit(lesson, {"linear-rnn.causal"});
   BOOST_TEST(!report.ok());
   const auto& c = claim(report, "linear-rnn.causal");
@@ -82,7 +83,11 @@ BOOST_AUTO_TEST_CASE(a_check_naming_no_claim_is_a_problem) {
 BOOST_AUTO_TEST_CASE(a_failing_check_fails_its_claim) {
   vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
   for (auto& c : lesson.checks)
-    if (c.claim_id == "linear-rnn.forms-agree") c.run = c.controls[0].run;  // our code replaced by a broken one
+    if (c.claim_id == "linear-rnn.forms-agree") {  // the check run against a broken backend instead of the audited one
+      const auto broken = c.controls[0].backend;
+      const vl::CheckFn real = c.run;
+      c.run = [broken, real](const vl::CheckContext& ctx) { return real({*broken, ctx.goldens, ctx.tolerance}); };
+    }
   const auto report = audit(lesson, {"linear-rnn.forms-agree"});  // kept alive: c refers into it
   const auto& c = claim(report, "linear-rnn.forms-agree");
   BOOST_TEST((c.status == vl::Status::failed));
@@ -91,7 +96,7 @@ BOOST_AUTO_TEST_CASE(a_failing_check_fails_its_claim) {
 BOOST_AUTO_TEST_CASE(a_throwing_check_is_an_error_not_a_crash) {
   vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
   for (auto& c : lesson.checks)
-    if (c.claim_id == "linear-rnn.state-size") c.run = [](double) -> vl::Measurement { throw std::runtime_error("boom"); };
+    if (c.claim_id == "linear-rnn.state-size") c.run = [](const vl::CheckContext&) -> vl::Measurement { throw std::runtime_error("boom"); };
   const auto report = audit(lesson, {"linear-rnn.state-size"});  // kept alive: c refers into it
   const auto& c = claim(report, "linear-rnn.state-size");
   BOOST_TEST((c.status == vl::Status::error));
@@ -109,8 +114,8 @@ BOOST_AUTO_TEST_CASE(listing_function_must_match_the_spec) {
 BOOST_AUTO_TEST_CASE(a_listing_printing_a_wrong_digit_fails) {
   vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
   auto real = lesson.listings[0].run;
-  lesson.listings[0].run = [real] {
-    auto out = real();
+  lesson.listings[0].run = [real](const vl::ListingContext& ctx) {
+    auto out = real(ctx);
     out.lines[2] = "output O_par: (6, 6)";
     return out;
   };

@@ -4,9 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
+#include "backends/registry.hpp"
 #include "cli/commands.hpp"
-#include "engine/audit.hpp"
 #include "core/errors.hpp"
+#include "engine/audit.hpp"
 #include "engine/golden_manifest.hpp"
 #include "engine/report.hpp"
 #include "numeric/npy.hpp"
@@ -23,7 +26,7 @@ std::filesystem::path resolve_root(const std::string& root) {
 
 struct AuditArgs {
   std::vector<std::string> select;
-  std::string root, json, junit;
+  std::string root, json, junit, backend = "plain";
   bool update = false, verbose = false;
 };
 
@@ -32,6 +35,12 @@ void audit(const AuditArgs& args) {
   options.root = resolve_root(args.root);
   options.select = args.select;
   options.update = args.update;
+  options.backend = backends::find(args.backend);
+  if (!options.backend) {
+    std::vector<std::string> names;
+    for (const auto& b : backends::shipped()) names.push_back(b->name());
+    throw InputError(fmt::format("--backend {}: no such backend (there are: {}; see lessons backends)", args.backend, fmt::join(names, ", ")));
+  }
   // Refuse unwritable report paths before spending time on the audit.
   for (const auto& path : {args.json, args.junit})
     if (!path.empty() && !std::filesystem::is_directory(std::filesystem::absolute(path).parent_path()))
@@ -105,6 +114,8 @@ void add_audit_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("audit", "Check every claim and documented output of the lessons");
   cmd->add_option("select", args->select, "Lesson, listing or claim ids to audit (default: all)");
   cmd->add_option("--root", args->root, "Checkout holding specs/ and reference_outputs/ (default: this repository)");
+  cmd->add_option("--backend", args->backend, "The implementation to judge: every claim it can run (see lessons backends)")
+      ->capture_default_str();
   cmd->add_option("--json", args->json, "Write the full results as JSON to this file");
   cmd->add_option("--junit", args->junit, "Write JUnit XML (one test case per claim and listing) to this file");
   cmd->add_flag("--update", args->update, "Write <golden>.received beside each generated golden that differs");

@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "core/errors.hpp"
+#include "engine/audit.hpp"
 #include "engine/lesson.hpp"
 
 namespace vl::cli {
@@ -22,7 +23,7 @@ void add_run_command(CLI::App& app) {
         if (!listing.empty() && l.id != listing) continue;
         found = true;
         if (listing.empty()) fmt::print("# {}\n", l.id);
-        for (const auto& line : l.run().lines) fmt::print("{}\n", line);
+        for (const auto& line : l.run(ListingContext{default_root() / "reference_outputs"}).lines) fmt::print("{}\n", line);
       }
       if (!found) throw InputError(fmt::format("run: lesson '{}' has no listing '{}' (see: lessons list)", lesson_id, target->substr(slash + 1)));
       return;

@@ -1,4 +1,4 @@
-// lessons: the Verified Lessons command line (list, run, audit, accept, rng, eval, compare, onnx).
+// lessons: the Verified Lessons command line (list, run, audit, accept, spec, rng, eval, compare, onnx).
 #include <cstdio>
 #include <exception>
 
@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
   vl::cli::add_list_command(app);
   vl::cli::add_run_command(app);
   vl::cli::add_audit_command(app);
+  vl::cli::add_spec_command(app);
+  vl::cli::add_backends_command(app);
   vl::cli::add_rng_command(app);
   vl::cli::add_onnx_command(app);
   vl::cli::add_compare_command(app);

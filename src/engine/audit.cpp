@@ -14,6 +14,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include "backends/registry.hpp"
 #include "core/errors.hpp"
 #include "engine/golden_manifest.hpp"
 #include "numeric/npy.hpp"
@@ -28,6 +29,7 @@ std::string to_string(Status status) {
     case Status::vacuous: return "vacuous";
     case Status::untested: return "untested";
     case Status::error: return "error";
+    case Status::not_applicable: return "not applicable";
   }
   return "?";
 }
@@ -45,21 +47,20 @@ int AuditReport::failed() const {
   int n = int(problems.size());
   for (const auto& l : lessons) {
     n += int(l.problems.size());
-    for (const auto& c : l.claims) n += c.status != Status::passed;
-    for (const auto& li : l.listings) n += li.status != Status::passed;
+    for (const auto& c : l.claims) n += c.status != Status::passed && c.status != Status::not_applicable;
+    for (const auto& li : l.listings) n += li.status != Status::passed && li.status != Status::not_applicable;
   }
   return n;
 }
 
-namespace {
-std::filesystem::path& reference_outputs_dir_storage() {
-  static std::filesystem::path dir = default_root() / "reference_outputs";
-  return dir;
+int AuditReport::not_applicable() const {
+  int n = 0;
+  for (const auto& l : lessons) {
+    for (const auto& c : l.claims) n += c.status == Status::not_applicable;
+    for (const auto& li : l.listings) n += li.status == Status::not_applicable;
+  }
+  return n;
 }
-}  // namespace
-
-const std::filesystem::path& reference_outputs_dir() { return reference_outputs_dir_storage(); }
-void set_reference_outputs_dir(const std::filesystem::path& dir) { reference_outputs_dir_storage() = dir; }
 
 std::filesystem::path default_root() {
   if (std::filesystem::is_directory("specs")) return std::filesystem::current_path();
@@ -100,7 +101,31 @@ bool selected(const std::vector<std::string>& select, const std::string& lesson,
   return false;
 }
 
-ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& checks) {
+// One negative control: the claim's check against the broken backend, or (a claim about our
+// code) the control's own run. A control that throws has refused the broken variant outright,
+// unless what it threw says an operation is missing: a control must be able to run.
+ControlResult run_control(const ClaimCheck& check, const NegativeControl& control, const CheckContext& audited) {
+  ControlResult cr;
+  cr.name = control.name;
+  try {
+    const CheckContext ctx{control.backend ? *control.backend : audited.backend, audited.goldens, audited.tolerance};
+    const Measurement m = control.backend ? check.run(ctx) : control.run(ctx);
+    cr.rejected = !m.passed;
+    cr.value = m.value;
+    cr.detail = m.detail;
+    cr.series = m.series;
+  } catch (const backends::Unsupported& e) {
+    cr.error = fmt::format("the control could not run: {}", e.what());
+    cr.detail = cr.error;
+  } catch (const std::exception& e) {
+    cr.rejected = true;  // the broken variant was refused outright
+    cr.detail = fmt::format("rejected by an exception: {}", e.what());
+  }
+  return cr;
+}
+
+ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& checks, const backends::Backend& backend,
+                      const std::filesystem::path& goldens) {
   ClaimResult r;
   r.claim = claim;
   if (checks.empty()) {
@@ -108,41 +133,53 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
     r.why = "no check verifies this claim";
     return r;
   }
-  const double tolerance = claim.tolerance.value_or(0.0);
+  const CheckContext ctx{backend, goldens, claim.tolerance.value_or(0.0)};
+  const bool about_our_code = claim.subject == ClaimSubject::our_code;
   r.status = Status::passed;
   for (const ClaimCheck* check : checks) {
     CheckResult c;
     c.name = check->name;
-    try {
-      c.measured = check->run(tolerance);
-    } catch (const std::exception& e) {
-      c.error = e.what();
+    std::string not_applicable;
+    if (about_our_code && !backend.ours()) {
+      not_applicable = fmt::format("the claim is about our own code (subject: our-code); '{}' is not one of our backends", backend.name());
+    } else {
+      try {
+        c.measured = check->run(ctx);
+      } catch (const backends::Unsupported& e) {
+        not_applicable = e.what();
+      } catch (const std::exception& e) {
+        c.error = e.what();
+      }
     }
     if (!c.error.empty()) {
       r.status = Status::error;
       r.why = fmt::format("check '{}' threw: {}", c.name, c.error);
-    } else if (!c.measured.passed && r.status == Status::passed) {
+    } else if (!not_applicable.empty()) {
+      c.not_applicable = not_applicable;
+      if (r.status == Status::passed) {
+        r.status = Status::not_applicable;
+        r.why = not_applicable;
+      }
+    } else if (!c.measured.passed && (r.status == Status::passed || r.status == Status::not_applicable)) {
       r.status = Status::failed;
       r.why = fmt::format("check '{}' failed: {}", c.name, c.measured.detail);
     }
-    if (check->controls.empty() && r.status == Status::passed) {
+    const bool counts = r.status == Status::passed || r.status == Status::not_applicable;
+    if (check->controls.empty() && counts) {
       r.status = Status::vacuous;
       r.why = fmt::format("check '{}' has no negative control", c.name);
     }
     for (const auto& control : check->controls) {
-      ControlResult cr;
-      cr.name = control.name;
-      try {
-        const Measurement m = control.run(tolerance);
-        cr.rejected = !m.passed;
-        cr.value = m.value;
-        cr.detail = m.detail;
-        cr.series = m.series;
-      } catch (const std::exception& e) {
-        cr.rejected = true;  // the broken variant was refused outright
-        cr.detail = fmt::format("rejected by an exception: {}", e.what());
+      if (!about_our_code && !control.backend && counts) {
+        r.status = Status::error;
+        r.why = fmt::format("control '{}' of a claim about the computation must be a backend (only claims with subject: "
+                            "our-code may break our code directly)", control.name);
       }
-      if (!cr.rejected && r.status == Status::passed) {
+      ControlResult cr = run_control(*check, control, ctx);
+      if (!cr.error.empty() && r.status != Status::error) {
+        r.status = Status::error;
+        r.why = fmt::format("control '{}': {}", cr.name, cr.error);
+      } else if (!cr.rejected && (r.status == Status::passed || r.status == Status::not_applicable)) {
         r.status = Status::vacuous;
         r.why = fmt::format("check '{}' passes the broken variant '{}': it cannot tell", c.name, cr.name);
       }
@@ -199,7 +236,7 @@ ListingResult run_listing(const ListingSpec& spec, const Listing* code, const Sp
   }
   ListingOutput out;
   try {
-    out = code->run();
+    out = code->run(ListingContext{golden_dir});
   } catch (const std::exception& e) {
     r.status = Status::error;
     r.why = fmt::format("the listing threw: {}", e.what());
@@ -241,7 +278,7 @@ ListingResult run_listing(const ListingSpec& spec, const Listing* code, const Sp
   return r;
 }
 
-LessonResult audit_lesson(const Lesson& lesson, const AuditOptions& options,
+LessonResult audit_lesson(const Lesson& lesson, const AuditOptions& options, const backends::Backend& backend,
                           const std::vector<std::string>& golden_problems) {
   LessonResult r;
   r.id = lesson.id;
@@ -276,11 +313,20 @@ LessonResult audit_lesson(const Lesson& lesson, const AuditOptions& options,
     std::vector<const ClaimCheck*> checks;
     for (const auto& c : lesson.checks)
       if (c.claim_id == claim.id) checks.push_back(&c);
-    r.claims.push_back(run_claim(claim, checks));
+    r.claims.push_back(run_claim(claim, checks, backend, options.root / "reference_outputs"));
   }
   for (const auto& ls : spec.listings) {
     if (!selected(options.select, lesson.id, ls.id)) continue;
     const auto it = std::find_if(lesson.listings.begin(), lesson.listings.end(), [&](auto& l) { return l.id == ls.id; });
+    if (!backend.ours()) {  // a listing is our code printing what the lesson printed
+      ListingResult na;
+      na.id = ls.id;
+      na.function = ls.function;
+      na.status = Status::not_applicable;
+      na.why = fmt::format("a listing's golden checks our own code; '{}' is not one of our backends", backend.name());
+      r.listings.push_back(na);
+      continue;
+    }
     r.listings.push_back(run_listing(ls, it == lesson.listings.end() ? nullptr : &*it, spec,
                                      options.root / "reference_outputs", options.update));
   }
@@ -326,10 +372,11 @@ AuditReport run_audit(const std::vector<Lesson>& lessons, const AuditOptions& op
     if (!known) throw InputError(fmt::format("'{}' is not a lesson, listing or claim id (see: lessons list)", s));
   }
 
-  set_reference_outputs_dir(options.root / "reference_outputs");
+  const auto backend = options.backend ? options.backend : backends::plain();
   AuditReport report;
   report.root = options.root;
   report.provenance = current_provenance(options.root);
+  report.provenance.backend = fmt::format("{} ({})", backend->name(), backend->summary());
   std::vector<std::string> golden_problems;
   try {
     golden_problems = GoldenManifest(options.root).verify();
@@ -341,7 +388,7 @@ AuditReport run_audit(const std::vector<Lesson>& lessons, const AuditOptions& op
     bool any = options.select.empty();
     for (const auto& s : options.select) any = any || s == lesson.id || s.rfind(lesson.id + ".", 0) == 0;
     if (!any) continue;
-    report.lessons.push_back(audit_lesson(lesson, options, golden_problems));
+    report.lessons.push_back(audit_lesson(lesson, options, *backend, golden_problems));
     for (const auto& p : report.lessons.back().problems) claimed.insert(p);
   }
   // Golden problems outside the audited lessons' folders (numpy/, torch/, ...) when auditing all.

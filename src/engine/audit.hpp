@@ -4,12 +4,15 @@
 //   spec parses           → claims, listings, documented outputs, rules (file:line errors)
 //   traceability          → every claim has a check, every check names a claim, every check
 //                           has a negative control; spec listings and code listings match
-//   claims                → each check run on our implementation (must pass) and on each of its
-//                           broken variants (must be rejected; one that passes = vacuous check)
+//   claims                → each check run on the audited backend (must pass; a claim whose
+//                           operation the backend lacks, or about our own code on a backend not
+//                           ours, is not applicable) and on each of its broken variants (must be
+//                           rejected; one that passes = vacuous check)
 //   listings              → produced lines vs documented lines under the rules; produced arrays
 //                           vs numeric goldens from the independent reference
 //   goldens               → every file under reference_outputs/ matches its manifest sha256
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +25,7 @@ namespace vl {
 
 struct AuditOptions {
   std::filesystem::path root;          // holds specs/ and reference_outputs/
+  std::shared_ptr<const backends::Backend> backend;  // the implementation judged; null = plain
   std::vector<std::string> select;     // lesson, listing or claim ids; empty = everything
   bool update = false;                 // write <golden>.received for generated goldens that differ
 };
@@ -29,6 +33,7 @@ struct AuditOptions {
 struct ControlResult {
   std::string name;
   bool rejected = false;
+  std::string error;                   // the control could not run (its backend lacks an operation)
   double value = 0;
   std::string detail;
   std::vector<Series> series;
@@ -37,11 +42,12 @@ struct ControlResult {
 struct CheckResult {
   std::string name;
   Measurement measured;
+  std::string not_applicable;          // why the audited backend could not run it (else empty)
   std::vector<ControlResult> controls;
   std::string error;                   // the check threw: the message
 };
 
-enum class Status { passed, failed, vacuous, untested, error };
+enum class Status { passed, failed, vacuous, untested, error, not_applicable };
 std::string to_string(Status status);
 
 struct ClaimResult {
@@ -81,6 +87,7 @@ struct LessonResult {
 };
 
 struct Provenance {
+  std::string backend;                 // the backend judged, and what it is
   std::string commit;
   std::string compiler;
   std::string build;
@@ -95,8 +102,11 @@ struct AuditReport {
   std::filesystem::path root;
 
   int passed() const;                  // claims + listings that passed
-  int failed() const;                  // claims + listings that did not, + problems
-  bool ok() const { return failed() == 0; }
+  int failed() const;                  // claims + listings that did not (not applicable aside), + problems
+  int not_applicable() const;          // claims the backend could not run (never counted as passed)
+  /// Nothing failed, and something was checked: an audit where every claim was not applicable
+  /// is not a pass.
+  bool ok() const { return failed() == 0 && passed() > 0; }
 };
 
 /// Run the audit. Throws vl::InputError only for a bad selection or root; everything the audit

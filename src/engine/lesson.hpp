@@ -2,18 +2,24 @@
 // The code side of a lesson: its listings (C++ twins that print what the lesson printed) and
 // the checks of its claims, each with the negative controls it must reject.
 //
-// A check is a named predicate run against an implementation. The real check runs it on our
-// kernels; each negative control runs the same predicate on a deliberately broken variant
-// (scale removed, state not carried, ...). A control that passes makes the check vacuous.
+// A check is a named predicate run against an implementation, a backend (backends/backend.hpp):
+// the audited one (ours by default, or anyone's), and each negative control's deliberately
+// broken variant (scale removed, state not carried, ...). A control that passes makes the check
+// vacuous.
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <xtensor/xarray.hpp>
 
 namespace vl {
+
+namespace backends {
+class Backend;
+}
 
 /// A named run of numbers a check measured along the way (counts against n, ...), for plots
 /// and other machine readers of the audit's JSON. `formula_of` names the series whose expected
@@ -34,13 +40,31 @@ struct Measurement {
   std::vector<Series> series{};  // {} also spares the 3-field {value, passed, detail} initialisers a warning
 };
 
-/// A check receives the tolerance its claim states in the spec (0 when the claim says none).
-using CheckFn = std::function<Measurement(double tolerance)>;
-
-struct NegativeControl {
-  std::string name;         // "state not carried across chunks"
-  CheckFn run;              // the claim's predicate on the broken variant: must NOT pass
+/// What a check runs with: the implementation it judges, where the audited root keeps its
+/// goldens, and the tolerance its claim states in the spec (0 when the claim says none).
+struct CheckContext {
+  const backends::Backend& backend;
+  std::filesystem::path goldens;  // reference_outputs/ of the audited root
+  double tolerance = 0;
 };
+using CheckFn = std::function<Measurement(const CheckContext&)>;
+
+/// A deliberately broken variant the claim's check must reject. For a claim about the
+/// computation it is a backend (usually a backends::Decorator over ours that breaks one
+/// operation), and the audit runs the claim's own check against it. For a claim about our own
+/// code (spec: `subject: our-code`) it is that check run on our code with one piece broken.
+struct NegativeControl {
+  std::string name;                                  // "state not carried across chunks"
+  std::shared_ptr<const backends::Backend> backend;  // the broken backend, or
+  CheckFn run;                                       // the check on our broken code
+};
+
+/// A control that is a broken backend.
+inline NegativeControl broken_backend(std::string name, std::shared_ptr<const backends::Backend> backend) {
+  return {std::move(name), std::move(backend), {}};
+}
+/// A control that breaks our own code (claims about our code only).
+inline NegativeControl broken_code(std::string name, CheckFn run) { return {std::move(name), nullptr, std::move(run)}; }
 
 struct ClaimCheck {
   std::string claim_id;     // the spec's claim id this check verifies
@@ -56,10 +80,16 @@ struct ListingOutput {
   std::map<std::string, xt::xarray<double>> arrays;
 };
 
+/// What a listing runs with: where the audited root keeps its goldens (some listings print
+/// their difference from a reference's output).
+struct ListingContext {
+  std::filesystem::path goldens;  // reference_outputs/ of the audited root
+};
+
 struct Listing {
   std::string id;           // "linear-rnn.main"
   std::string function;     // the C++ function that reproduces it (named in the spec too)
-  std::function<ListingOutput()> run;
+  std::function<ListingOutput(const ListingContext&)> run;
 };
 
 struct Lesson {
@@ -68,11 +98,6 @@ struct Lesson {
   std::vector<Listing> listings;
   std::vector<ClaimCheck> checks;
 };
-
-/// The reference_outputs/ folder that listings and checks read goldens from: the audited root's
-/// (run_audit sets it from --root), else that of default_root().
-const std::filesystem::path& reference_outputs_dir();
-void set_reference_outputs_dir(const std::filesystem::path& dir);
 
 /// Every lesson of the suite, in reading order (src/lessons/catalog.cpp).
 std::vector<Lesson> all_lessons();

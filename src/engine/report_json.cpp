@@ -35,6 +35,7 @@ nlohmann::json claim_json(const ClaimResult& c) {
                       {"statement", c.claim.statement},
                       {"source", c.claim.source},
                       {"tolerance", c.claim.tolerance_text},
+                      {"subject", to_string(c.claim.subject)},
                       {"status", to_string(c.status)},
                       {"why", c.why},
                       {"spec_line", c.claim.where.line},
@@ -46,6 +47,7 @@ nlohmann::json claim_json(const ClaimResult& c) {
                          {"detail", ch.measured.detail},
                          {"series", series_json(ch.measured.series)},
                          {"error", ch.error},
+                         {"not_applicable", ch.not_applicable},
                          {"controls", nlohmann::json::array()}};
     for (const auto& ctl : ch.controls)
       cj["controls"].push_back({{"name", ctl.name}, {"rejected", ctl.rejected}, {"measured", number(ctl.value)}, {"detail", ctl.detail},
@@ -89,11 +91,12 @@ std::string xml_escape(const std::string& s) {
 
 nlohmann::json report_json(const AuditReport& report) {
   nlohmann::json j;
-  j["provenance"] = {{"commit", report.provenance.commit}, {"compiler", report.provenance.compiler},
+  j["provenance"] = {{"backend", report.provenance.backend}, {"commit", report.provenance.commit}, {"compiler", report.provenance.compiler},
                      {"build", report.provenance.build}, {"blas", report.provenance.blas}, {"date", report.provenance.date}};
   j["root"] = report.root.string();
   j["passed"] = report.passed();
   j["failed"] = report.failed();
+  j["not_applicable"] = report.not_applicable();
   j["problems"] = report.problems;
   j["lessons"] = nlohmann::json::array();
   for (const auto& l : report.lessons) {
@@ -108,35 +111,38 @@ nlohmann::json report_json(const AuditReport& report) {
 
 std::string report_junit(const AuditReport& report) {
   std::string cases;
-  int tests = 0, failures = 0;
-  auto add = [&](const std::string& suite, const std::string& name, bool ok, const std::string& message, const std::string& body) {
+  int tests = 0, failures = 0, skipped = 0;
+  auto add = [&](const std::string& suite, const std::string& name, Status status, const std::string& message, const std::string& body) {
     ++tests;
     cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", xml_escape(suite), xml_escape(name));
-    if (!ok) {
+    if (status == Status::not_applicable) {
+      ++skipped;
+      cases += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(message));
+    } else if (status != Status::passed) {
       ++failures;
       cases += fmt::format("      <failure message=\"{}\">{}</failure>\n", xml_escape(message), xml_escape(body));
     }
     cases += "    </testcase>\n";
   };
   for (const auto& l : report.lessons) {
-    for (const auto& p : l.problems) add(l.id, "problem", false, p, p);
+    for (const auto& p : l.problems) add(l.id, "problem", Status::error, p, p);
     for (const auto& c : l.claims) {
       std::string body;
       for (const auto& ch : c.checks) body += ch.name + ": " + ch.measured.detail + "\n";
-      add(l.id, "claim " + c.claim.id, c.status == Status::passed, to_string(c.status) + ": " + c.why, body);
+      add(l.id, "claim " + c.claim.id, c.status, to_string(c.status) + ": " + c.why, body);
     }
     for (const auto& li : l.listings) {
       std::string body;
       for (const auto& v : li.lines)
         if (!v.passed) body += fmt::format("line {} [{}]: {}\n  documented: {}\n  produced:   {}\n", v.line, v.rule, v.detail, v.documented, v.produced);
-      add(l.id, "listing " + li.id, li.status == Status::passed, to_string(li.status) + ": " + li.why, body);
+      add(l.id, "listing " + li.id, li.status, to_string(li.status) + ": " + li.why, body);
     }
   }
-  for (const auto& p : report.problems) add("goldens", "problem", false, p, p);
+  for (const auto& p : report.problems) add("goldens", "problem", Status::error, p, p);
   return fmt::format(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"lessons audit\" tests=\"{}\" failures=\"{}\">\n"
-      "  <testsuite name=\"lessons audit\" tests=\"{}\" failures=\"{}\" timestamp=\"{}\">\n{}  </testsuite>\n</testsuites>\n",
-      tests, failures, tests, failures, report.provenance.date, cases);
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"lessons audit\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n"
+      "  <testsuite name=\"lessons audit\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" timestamp=\"{}\">\n{}  </testsuite>\n</testsuites>\n",
+      tests, failures, skipped, tests, failures, skipped, report.provenance.date, cases);
 }
 
 void write_file_atomically(const std::filesystem::path& path, const std::string& text) {

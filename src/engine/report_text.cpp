@@ -9,7 +9,7 @@ namespace vl {
 namespace {
 
 std::string measured(const ClaimResult& c) {
-  if (c.checks.empty()) return "-";
+  if (c.checks.empty() || !c.checks.front().not_applicable.empty()) return "-";
   const auto& m = c.checks.front().measured;
   return fmt::format("{:.3g}", m.value);
 }
@@ -32,19 +32,22 @@ void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
       with_control += n_controls > 0;
       controls += n_controls;
       rejected += n_rejected;
-      const std::string tag = c.status == Status::passed ? "PASS" : c.status == Status::vacuous ? "VACUOUS" : "FAIL";
+      const std::string tag = c.status == Status::passed           ? "PASS"
+                              : c.status == Status::vacuous        ? "VACUOUS"
+                              : c.status == Status::not_applicable ? "N/A"
+                                                                   : "FAIL";
       fmt::print(out, "  {:<7} claim {:<40} measured {:>9}  tolerance {:<6} controls rejected {}/{}\n", tag, c.claim.id,
                  measured(c), c.claim.tolerance_text, n_rejected, n_controls);
       if (c.status != Status::passed) fmt::print(out, "          {}: {}\n", to_string(c.status), c.why);
       if (verbose)
         for (const auto& ch : c.checks) {
-          fmt::print(out, "          check: {}: {}\n", ch.name, ch.measured.detail);
+          fmt::print(out, "          check: {}: {}\n", ch.name, ch.not_applicable.empty() ? ch.measured.detail : "not applicable");
           for (const auto& ctl : ch.controls)
             fmt::print(out, "          control {:<45} {}: {}\n", ctl.name, ctl.rejected ? "rejected" : "PASSED (vacuous)", ctl.detail);
         }
     }
     for (const auto& l : lesson.listings) {
-      const std::string tag = l.status == Status::passed ? "PASS" : "FAIL";
+      const std::string tag = l.status == Status::passed ? "PASS" : l.status == Status::not_applicable ? "N/A" : "FAIL";
       int ok = 0;
       for (const auto& v : l.lines) ok += v.passed;
       fmt::print(out, "  {:<7} listing {:<38} {}/{} documented lines match", tag, l.id, ok, l.lines.size());
@@ -65,9 +68,15 @@ void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
   }
   for (const auto& p : report.problems) fmt::print(out, "PROBLEM {}\n", p);
   fmt::print(out, "-- claims: {}, with a negative control: {}, controls rejected: {}/{}\n", claims, with_control, rejected, controls);
+  fmt::print(out, "-- backend: {}\n", report.provenance.backend);
   fmt::print(out, "-- provenance: commit {}, {}, {} build, {}, {}\n", report.provenance.commit, report.provenance.compiler,
              report.provenance.build, report.provenance.blas, report.provenance.date);
-  fmt::print(out, "{} passed, {} failed\n", report.passed(), report.failed());
+  if (report.passed() == 0) fmt::print(out, "-- nothing was checked: no claim or listing ran on backend {}\n", report.provenance.backend);
+  // A claim not applicable is neither passed nor failed; the closing line counts it apart.
+  if (const int na = report.not_applicable())
+    fmt::print(out, "{} passed, {} failed, {} not applicable\n", report.passed(), report.failed(), na);
+  else
+    fmt::print(out, "{} passed, {} failed\n", report.passed(), report.failed());
 }
 
 }  // namespace vl

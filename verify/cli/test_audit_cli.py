@@ -244,6 +244,45 @@ class BadInput(unittest.TestCase):
         self.assertIn("no listing 'nope'", r.stderr)
 
 
+class Backends(unittest.TestCase):
+    """`lessons backends` and `lessons audit --backend`, as a user would try them."""
+
+    def test_backends_lists_operations(self):
+        r = run("backends")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("plain (default):", r.stdout)
+        self.assertIn("fused:", r.stdout)
+        fused = r.stdout[r.stdout.index("fused:"):]
+        self.assertIn("operations: attention, linear-chunked", fused)
+        self.assertIn("lacks:      attention-weights", fused)
+
+    def test_fused_backend_reports_what_it_cannot_run(self):
+        with tempfile.TemporaryDirectory() as d:
+            j, x = os.path.join(d, "a.json"), os.path.join(d, "a.xml")
+            r = run("audit", "attention.matches-torch", "attention.convex-combination", "--backend", "fused", "--json", j,
+                    "--junit", x)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("N/A     claim attention.matches-torch", r.stdout)
+            self.assertIn("not applicable: backend 'fused' has no attention-weights", r.stdout)
+            self.assertIn("PASS    claim attention.convex-combination", r.stdout)
+            self.assertIn("-- backend: fused (", r.stdout)
+            self.assertEqual(r.stdout.splitlines()[-3], "1 passed, 0 failed, 1 not applicable")
+            with open(j) as f:
+                report = json.load(f)
+            self.assertEqual(report["not_applicable"], 1)
+            self.assertTrue(report["provenance"]["backend"].startswith("fused"))
+            statuses = {c["id"]: c["status"] for c in report["lessons"][0]["claims"]}
+            self.assertEqual(statuses, {"attention.matches-torch": "not applicable", "attention.convex-combination": "passed"})
+            suite = ET.parse(x).getroot()
+            self.assertEqual(suite.get("skipped"), "1")
+            self.assertEqual(len(suite.findall(".//skipped")), 1)
+
+    def test_unknown_backend(self):
+        r = run("audit", "linear-rnn.causal", "--backend", "gpu")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--backend gpu: no such backend (there are: plain, fused", r.stderr)
+
+
 class ListAndRun(unittest.TestCase):
     def test_run_prints_the_lessons_lines(self):
         r = run("run", "linear-rnn/main")

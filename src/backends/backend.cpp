@@ -1,0 +1,103 @@
+// The operations' defaults (Unsupported), the forwarding decorator and the shorthands.
+#include "backends/backend.hpp"
+
+#include <xtensor/xview.hpp>
+
+namespace vl::backends {
+
+std::string to_string(Op op) {
+  switch (op) {
+    case Op::attention: return "attention";
+    case Op::attention_weights: return "attention-weights";
+    case Op::attention_backward: return "attention-backward";
+    case Op::multi_head_attention: return "multi-head-attention";
+    case Op::positional_encoding: return "positional-encoding";
+    case Op::linear_parallel: return "linear-parallel";
+    case Op::linear_recurrent: return "linear-recurrent";
+    case Op::linear_chunked: return "linear-chunked";
+  }
+  return "?";
+}
+
+void Backend::lacks(Op op) const { throw Unsupported("backend '" + name() + "' has no " + to_string(op)); }
+
+AttentionResult<double, 4> Backend::attention(const Tensor4<double>&, const Tensor4<double>&, const Tensor4<double>&,
+                                              const AttentionOptions<double>&) const {
+  lacks(Op::attention);
+}
+AttentionResult<float, 4> Backend::attention(const Tensor4<float>&, const Tensor4<float>&, const Tensor4<float>&,
+                                             const AttentionOptions<float>&) const {
+  lacks(Op::attention);
+}
+AttentionGradients<double, 4> Backend::attention_backward(const Tensor4<double>&, const Tensor4<double>&, const Tensor4<double>&,
+                                                          const Tensor4<double>&, const AttentionOptions<double>&) const {
+  lacks(Op::attention_backward);
+}
+AttentionGradients<float, 4> Backend::attention_backward(const Tensor4<float>&, const Tensor4<float>&, const Tensor4<float>&,
+                                                         const Tensor4<float>&, const AttentionOptions<float>&) const {
+  lacks(Op::attention_backward);
+}
+MhaResult<double, 3> Backend::multi_head_attention(const xt::xtensor<double, 3>&, const xt::xtensor<double, 3>&,
+                                                   const xt::xtensor<double, 3>&, const MhaParameters<double>&, std::size_t,
+                                                   const MhaOptions<double>&) const {
+  lacks(Op::multi_head_attention);
+}
+Matrix Backend::positional_encoding(const std::vector<double>&, std::size_t) const { lacks(Op::positional_encoding); }
+Matrix Backend::linear_parallel(const Matrix&, const Matrix&, const Matrix&) const { lacks(Op::linear_parallel); }
+Matrix Backend::linear_recurrent(const Matrix&, const Matrix&, const Matrix&) const { lacks(Op::linear_recurrent); }
+Matrix Backend::linear_chunked(const Matrix&, const Matrix&, const Matrix&, std::size_t) const { lacks(Op::linear_chunked); }
+
+Decorator::Decorator(std::shared_ptr<const Backend> base, std::string name) : base_(std::move(base)), name_(std::move(name)) {}
+
+AttentionResult<double, 4> Decorator::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                                const AttentionOptions<double>& o) const {
+  return base_->attention(q, k, v, o);
+}
+AttentionResult<float, 4> Decorator::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                               const AttentionOptions<float>& o) const {
+  return base_->attention(q, k, v, o);
+}
+AttentionGradients<double, 4> Decorator::attention_backward(const Tensor4<double>& q, const Tensor4<double>& k,
+                                                            const Tensor4<double>& v, const Tensor4<double>& d_out,
+                                                            const AttentionOptions<double>& o) const {
+  return base_->attention_backward(q, k, v, d_out, o);
+}
+AttentionGradients<float, 4> Decorator::attention_backward(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                                           const Tensor4<float>& d_out, const AttentionOptions<float>& o) const {
+  return base_->attention_backward(q, k, v, d_out, o);
+}
+MhaResult<double, 3> Decorator::multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
+                                                     const xt::xtensor<double, 3>& value, const MhaParameters<double>& p,
+                                                     std::size_t heads, const MhaOptions<double>& o) const {
+  return base_->multi_head_attention(query, key, value, p, heads, o);
+}
+Matrix Decorator::positional_encoding(const std::vector<double>& positions, std::size_t d) const {
+  return base_->positional_encoding(positions, d);
+}
+Matrix Decorator::linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const { return base_->linear_parallel(pq, pk, v); }
+Matrix Decorator::linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const {
+  return base_->linear_recurrent(pq, pk, v);
+}
+Matrix Decorator::linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const {
+  return base_->linear_chunked(pq, pk, v, chunk);
+}
+
+MhaResult<double, 2> multi_head_attention_2d(const Backend& b, const Matrix& query, const Matrix& key, const Matrix& value,
+                                             const MhaParameters<double>& p, std::size_t heads, const MhaOptions<double>& o) {
+  auto as3 = [](const Matrix& x) -> xt::xtensor<double, 3> {
+    return xt::reshape_view(x, std::array<std::size_t, 3>{1, x.shape(0), x.shape(1)});
+  };
+  const MhaResult<double, 3> r = b.multi_head_attention(as3(query), as3(key), as3(value), p, heads, o);
+  MhaResult<double, 2> out;
+  out.output = xt::view(r.output, 0);
+  if (o.need_weights) out.weights = xt::view(r.weights, 0);
+  return out;
+}
+
+Matrix positional_encoding_table(const Backend& b, std::size_t n, std::size_t d) {
+  std::vector<double> positions(n);
+  for (std::size_t i = 0; i < n; ++i) positions[i] = double(i);
+  return b.positional_encoding(positions, d);
+}
+
+}  // namespace vl::backends

@@ -1,0 +1,147 @@
+#pragma once
+// A backend: one implementation of the operations the lessons' claims exercise. The claims'
+// checks call these and nothing else, so the same check judges our plain kernels, our fused
+// kernels, a deliberately broken variant (a negative control) or anyone else's implementation.
+//
+//   attention            O = softmax(softcap(scale · Q Kᵀ) + M) V, ONNX Attention semantics
+//                        (kernels/attention.hpp): batches, heads, GQA, bool/additive masks,
+//                        causal in both alignments, scale, softcap; Q (B, Hq, Sq, D),
+//                        K (B, Hkv, Sk, D), V (B, Hkv, Sk, Dv) → O (B, Hq, Sq, Dv)
+//   attention_weights    the same call with options.return_weights: W (B, Hq, Sq, Sk) too
+//   attention_backward   dQ, dK, dV of O for an upstream dO (B, Hq, Sq, Dv)
+//   multi_head_attention torch.nn.MultiheadAttention's forward (kernels/multi_head_attention.hpp):
+//                        query (B, Sq, d), key/value (B, Sk, d) → (B, Sq, d), weights (B, H, Sq, Sk)
+//   positional_encoding  the sinusoidal table's rows at given positions: (positions, d)
+//   linear_*             causal linear attention on φ(Q), φ(K) (n, d_k), V (n, d_v) → (n, d_v),
+//                        in its parallel, recurrent and chunked forms (kernels/linear_attention.hpp)
+//
+// A backend may lack an operation, or an option of one (the fused kernel never forms the
+// weights): it then throws Unsupported, and a claim that needed it is reported not applicable,
+// never passed.
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include "kernels/attention.hpp"
+#include "kernels/attention_backward.hpp"
+#include "kernels/multi_head_attention.hpp"
+
+namespace vl::backends {
+
+enum class Op {
+  attention,
+  attention_weights,
+  attention_backward,
+  multi_head_attention,
+  positional_encoding,
+  linear_parallel,
+  linear_recurrent,
+  linear_chunked,
+};
+inline constexpr Op kAllOps[] = {Op::attention,           Op::attention_weights,   Op::attention_backward, Op::multi_head_attention,
+                                 Op::positional_encoding, Op::linear_parallel,     Op::linear_recurrent,   Op::linear_chunked};
+std::string to_string(Op op);
+
+/// A backend lacks an operation or an option: what it needed says why the claim does not apply.
+class Unsupported : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+template <class T>
+using Tensor4 = xt::xtensor<T, 4>;
+using Matrix = xt::xtensor<double, 2>;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  /// One line for `lessons backends`.
+  virtual std::string summary() const = 0;
+  /// One of ours: claims about our own code (spec: `subject: our-code`) run only for these.
+  virtual bool ours() const { return false; }
+  virtual bool supports(Op op) const = 0;
+
+  virtual AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                               const AttentionOptions<double>& o) const;
+  virtual AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                              const AttentionOptions<float>& o) const;
+  virtual AttentionGradients<double, 4> attention_backward(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                                           const Tensor4<double>& d_out, const AttentionOptions<double>& o) const;
+  virtual AttentionGradients<float, 4> attention_backward(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                                          const Tensor4<float>& d_out, const AttentionOptions<float>& o) const;
+  virtual MhaResult<double, 3> multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
+                                                    const xt::xtensor<double, 3>& value, const MhaParameters<double>& p,
+                                                    std::size_t heads, const MhaOptions<double>& o) const;
+  virtual Matrix positional_encoding(const std::vector<double>& positions, std::size_t d) const;
+  virtual Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const;
+  virtual Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const;
+  virtual Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const;
+
+ protected:
+  /// Throws Unsupported: "<name> has no <op>".
+  [[noreturn]] void lacks(Op op) const;
+};
+
+/// A backend that forwards every operation to another: a negative control overrides the one
+/// operation it breaks.
+class Decorator : public Backend {
+ public:
+  Decorator(std::shared_ptr<const Backend> base, std::string name);
+  std::string name() const override { return name_; }
+  std::string summary() const override { return name_ + " (over " + base_->name() + ")"; }
+  bool ours() const override { return base_->ours(); }
+  bool supports(Op op) const override { return base_->supports(op); }
+
+  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                       const AttentionOptions<double>& o) const override;
+  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                      const AttentionOptions<float>& o) const override;
+  AttentionGradients<double, 4> attention_backward(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                                   const Tensor4<double>& d_out, const AttentionOptions<double>& o) const override;
+  AttentionGradients<float, 4> attention_backward(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                                  const Tensor4<float>& d_out, const AttentionOptions<float>& o) const override;
+  MhaResult<double, 3> multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
+                                            const xt::xtensor<double, 3>& value, const MhaParameters<double>& p, std::size_t heads,
+                                            const MhaOptions<double>& o) const override;
+  Matrix positional_encoding(const std::vector<double>& positions, std::size_t d) const override;
+  Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
+  Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
+  Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
+
+ protected:
+  const Backend& base() const { return *base_; }
+
+ private:
+  std::shared_ptr<const Backend> base_;
+  std::string name_;
+};
+
+// Shorthands the checks use: one head as (Sq, D) matrices, one unbatched MHA call.
+
+/// attention on (Sq, D), (Sk, D), (Sk, Dv), seen as (1, 1, S, ·); masks broadcast to (Sq, Sk).
+template <class T>
+AttentionResult<T, 2> attention_2d(const Backend& b, const xt::xtensor<T, 2>& q, const xt::xtensor<T, 2>& k,
+                                   const xt::xtensor<T, 2>& v, const AttentionOptions<T>& o = {}) {
+  auto as4 = [](const xt::xtensor<T, 2>& x) -> Tensor4<T> {
+    return xt::reshape_view(x, std::array<std::size_t, 4>{1, 1, x.shape(0), x.shape(1)});
+  };
+  const AttentionResult<T, 4> r = b.attention(as4(q), as4(k), as4(v), o);
+  AttentionResult<T, 2> out;
+  out.output = xt::view(r.output, 0, 0);
+  if (o.return_weights) out.weights = xt::view(r.weights, 0, 0);
+  return out;
+}
+
+/// multi_head_attention on unbatched (Sq, d), (Sk, d) inputs → output (Sq, d), weights (H, Sq, Sk).
+MhaResult<double, 2> multi_head_attention_2d(const Backend& b, const Matrix& query, const Matrix& key, const Matrix& value,
+                                             const MhaParameters<double>& p, std::size_t heads, const MhaOptions<double>& o = {});
+
+/// The positional-encoding table for positions 0 … n − 1.
+Matrix positional_encoding_table(const Backend& b, std::size_t n, std::size_t d);
+
+}  // namespace vl::backends

@@ -1,0 +1,30 @@
+// Backend `fused`: the production instantiations of the fused and the fast chunked kernels.
+#include "backends/fused_backend.hpp"
+
+#include "kernels/fused_attention.hpp"
+#include "kernels/linear_attention_fast.hpp"
+
+namespace vl::backends {
+
+namespace {
+template <class T>
+AttentionResult<T, 4> fused(const Backend& self, const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
+                            const AttentionOptions<T>& o) {
+  if (o.return_weights) throw Unsupported("backend '" + self.name() + "' has no attention-weights (the fused kernel never forms them)");
+  return {vl::fused_attention<T>(q, k, v, o), {}};
+}
+}  // namespace
+
+AttentionResult<double, 4> FusedBackend::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                                   const AttentionOptions<double>& o) const {
+  return fused<double>(*this, q, k, v, o);
+}
+AttentionResult<float, 4> FusedBackend::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                                  const AttentionOptions<float>& o) const {
+  return fused<float>(*this, q, k, v, o);
+}
+Matrix FusedBackend::linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const {
+  return vl::linear_attention_chunked_fast<double>(pq, pk, v, chunk);
+}
+
+}  // namespace vl::backends

@@ -1,0 +1,26 @@
+#pragma once
+// Backend `fused`: the kernels `lessons eval` runs. Attention is the fused, blocked kernel
+// (kernels/fused_attention.hpp: the score matrix is never formed, so it has no weights);
+// linear attention is the BLAS chunked form (kernels/linear_attention_fast.hpp). It has no
+// other operation: a claim that needs one is not applicable to it.
+#include "backends/backend.hpp"
+
+namespace vl::backends {
+
+class FusedBackend : public Backend {
+ public:
+  std::string name() const override { return "fused"; }
+  std::string summary() const override {
+    return "the kernels `lessons eval` runs: fused blocked attention (no weights), BLAS chunked linear attention";
+  }
+  bool ours() const override { return true; }
+  bool supports(Op op) const override { return op == Op::attention || op == Op::linear_chunked; }
+
+  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                       const AttentionOptions<double>& o) const override;
+  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                      const AttentionOptions<float>& o) const override;
+  Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
+};
+
+}  // namespace vl::backends

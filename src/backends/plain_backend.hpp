@@ -1,0 +1,32 @@
+#pragma once
+// Backend `plain`: our reference kernels, every operation (kernels/attention.hpp,
+// attention_backward.hpp, multi_head_attention.hpp, positional_encoding.hpp, linear_attention.hpp).
+#include "backends/backend.hpp"
+
+namespace vl::backends {
+
+class PlainBackend : public Backend {
+ public:
+  std::string name() const override { return "plain"; }
+  std::string summary() const override { return "our reference kernels: the score matrix formed, every operation"; }
+  bool ours() const override { return true; }
+  bool supports(Op) const override { return true; }
+
+  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                       const AttentionOptions<double>& o) const override;
+  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                      const AttentionOptions<float>& o) const override;
+  AttentionGradients<double, 4> attention_backward(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                                   const Tensor4<double>& d_out, const AttentionOptions<double>& o) const override;
+  AttentionGradients<float, 4> attention_backward(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                                  const Tensor4<float>& d_out, const AttentionOptions<float>& o) const override;
+  MhaResult<double, 3> multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
+                                            const xt::xtensor<double, 3>& value, const MhaParameters<double>& p, std::size_t heads,
+                                            const MhaOptions<double>& o) const override;
+  Matrix positional_encoding(const std::vector<double>& positions, std::size_t d) const override;
+  Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
+  Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
+  Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
+};
+
+}  // namespace vl::backends

@@ -1,0 +1,28 @@
+// lessons backends: the implementations `lessons audit --backend NAME` can judge, and the
+// operations each has (a claim needing another one is not applicable to it).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "backends/registry.hpp"
+#include "cli/commands.hpp"
+
+namespace vl::cli {
+
+namespace {
+void list_backends() {
+  for (const auto& b : backends::shipped()) {
+    std::vector<std::string> has, lacks;
+    for (backends::Op op : backends::kAllOps) (b->supports(op) ? has : lacks).push_back(backends::to_string(op));
+    fmt::print("{}{}: {}\n", b->name(), b == backends::plain() ? " (default)" : "", b->summary());
+    fmt::print("  operations: {}\n", fmt::join(has, ", "));
+    if (!lacks.empty()) fmt::print("  lacks:      {}\n", fmt::join(lacks, ", "));
+  }
+}
+}  // namespace
+
+void add_backends_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("backends", "List the backends the audit can judge, with their operations");
+  cmd->callback(list_backends);
+}
+
+}  // namespace vl::cli

@@ -1,0 +1,122 @@
+// The audit against backends other than our default: a claim whose operation the backend lacks
+// is not applicable (never passed), a claim about our code and every listing are not applicable
+// to a backend that is not ours, an audit where nothing ran is not a pass, a control that
+// cannot run is an error, and a claim about the computation accepts only broken backends as
+// controls. Uses the real attention lesson and small backends made here.
+#define BOOST_TEST_MODULE audit backends
+#include <boost/test/unit_test.hpp>
+
+#include "backends/fused_backend.hpp"
+#include "backends/registry.hpp"
+#include "engine/audit.hpp"
+#include "lessons/attention.hpp"
+
+namespace {
+
+// Our plain kernels, presented as someone else's implementation.
+class Foreign : public vl::backends::Decorator {
+ public:
+  Foreign() : Decorator(vl::backends::plain(), "foreign") {}
+  bool ours() const override { return false; }
+};
+
+// A backend with no operation at all.
+class Empty : public vl::backends::Backend {
+ public:
+  std::string name() const override { return "empty"; }
+  std::string summary() const override { return "no operation"; }
+  bool supports(vl::backends::Op) const override { return false; }
+};
+
+vl::AuditReport audit(std::shared_ptr<const vl::backends::Backend> backend, std::vector<std::string> select,
+                      const vl::Lesson& lesson = vl::lessons::attention::lesson()) {
+  vl::AuditOptions options;
+  options.root = VL_SOURCE_DIR;
+  options.select = std::move(select);
+  options.backend = std::move(backend);
+  return vl::run_audit({lesson}, options);
+}
+
+const vl::ClaimResult& claim(const vl::AuditReport& report, const std::string& id) {
+  for (const auto& c : report.lessons.at(0).claims)
+    if (c.claim.id == id) return c;
+  throw std::runtime_error("claim not in report: " + id);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_foreign_backend_runs_the_computation_claims_only) {
+  const auto report = audit(std::make_shared<Foreign>(), {"attention.convex-combination", "attention.score-std", "attention.lookup"});
+  const auto& convex = claim(report, "attention.convex-combination");
+  BOOST_TEST((convex.status == vl::Status::passed), convex.why);
+  const auto& ours = claim(report, "attention.score-std");
+  BOOST_TEST((ours.status == vl::Status::not_applicable));
+  BOOST_TEST(ours.why.find("about our own code") != std::string::npos, ours.why);
+  BOOST_TEST((report.lessons[0].listings.at(0).status == vl::Status::not_applicable));
+  // The controls still run, against our broken variants, and are rejected.
+  for (const auto& c : ours.checks)
+    for (const auto& ctl : c.controls) BOOST_TEST(ctl.rejected, ctl.name);
+  BOOST_TEST(report.passed() == 1);
+  BOOST_TEST(report.not_applicable() == 2);
+  BOOST_TEST(report.ok());
+}
+
+BOOST_AUTO_TEST_CASE(the_fused_backend_lacks_the_weights) {
+  const auto report = audit(vl::backends::find("fused"), {"attention.matches-torch", "attention.convex-combination"});
+  const auto& torch = claim(report, "attention.matches-torch");
+  BOOST_TEST((torch.status == vl::Status::not_applicable));
+  BOOST_TEST(torch.why.find("attention-weights") != std::string::npos, torch.why);
+  BOOST_TEST((claim(report, "attention.convex-combination").status == vl::Status::passed));
+  BOOST_TEST(report.ok());
+  BOOST_TEST(report.failed() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(an_audit_where_nothing_ran_is_not_a_pass) {
+  const auto report = audit(std::make_shared<Empty>(), {"attention.convex-combination", "attention.matches-torch"});
+  BOOST_TEST(report.not_applicable() == 2);
+  BOOST_TEST(report.failed() == 0);
+  BOOST_TEST(report.passed() == 0);
+  BOOST_TEST(!report.ok());
+}
+
+BOOST_AUTO_TEST_CASE(a_control_that_cannot_run_is_an_error) {
+  vl::Lesson lesson = vl::lessons::attention::lesson();
+  for (auto& c : lesson.checks)
+    if (c.claim_id == "attention.convex-combination") c.controls[0].backend = std::make_shared<Empty>();
+  const auto report = audit(vl::backends::plain(), {"attention.convex-combination"}, lesson);
+  const auto& c = claim(report, "attention.convex-combination");
+  BOOST_TEST((c.status == vl::Status::error));
+  BOOST_TEST(c.why.find("could not run") != std::string::npos, c.why);
+  BOOST_TEST(!report.ok());
+}
+
+BOOST_AUTO_TEST_CASE(a_computation_claim_takes_only_broken_backends) {
+  vl::Lesson lesson = vl::lessons::attention::lesson();
+  for (auto& c : lesson.checks)
+    if (c.claim_id == "attention.convex-combination") {
+      const vl::CheckFn real = c.run;
+      c.controls.push_back(vl::broken_code("a check on code the backend does not run", [real](const vl::CheckContext& ctx) {
+        vl::Measurement m = real(ctx);
+        m.passed = false;
+        return m;
+      }));
+    }
+  const auto report = audit(vl::backends::plain(), {"attention.convex-combination"}, lesson);
+  const auto& c = claim(report, "attention.convex-combination");
+  BOOST_TEST((c.status == vl::Status::error));
+  BOOST_TEST(c.why.find("must be a backend") != std::string::npos, c.why);
+}
+
+BOOST_AUTO_TEST_CASE(the_backends_say_what_they_have) {
+  const auto& all = vl::backends::shipped();
+  BOOST_REQUIRE(all.size() == 2u);
+  BOOST_TEST(all[0]->name() == "plain");
+  for (auto op : vl::backends::kAllOps) BOOST_TEST(all[0]->supports(op));
+  const auto fused = vl::backends::find("fused");
+  BOOST_TEST(fused->supports(vl::backends::Op::attention));
+  BOOST_TEST(!fused->supports(vl::backends::Op::attention_weights));
+  BOOST_TEST(fused->supports(vl::backends::Op::linear_chunked));
+  BOOST_TEST(!fused->supports(vl::backends::Op::linear_parallel));
+  BOOST_CHECK_THROW(fused->linear_parallel({}, {}, {}), vl::backends::Unsupported);
+  BOOST_TEST(vl::backends::find("nope") == nullptr);
+}
