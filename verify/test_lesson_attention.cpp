@@ -13,7 +13,9 @@
 #include "kernels/attention.hpp"
 #include "kernels/attention_backward.hpp"
 #include "lesson_tests.hpp"
+#include "backends/registry.hpp"
 #include "lessons/attention.hpp"
+#include "lessons/attention_common.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/numpy_pairwise_sum.hpp"
 
@@ -101,8 +103,9 @@ BOOST_AUTO_TEST_CASE(sums_of_the_scale_table_match_numpy) {
   // is its own SIMD routine, not libm's correctly rounded exp (it differs from glibc in the
   // last bit for about a fifth of the 64000 softmax entries at d_k = 64). 1e-15 relative is a
   // few ulps; the printed digits (3 or 4 decimals) are compared exactly by the listing's test.
-  const auto out = vl::lessons::attention::listing_scale();
-  const auto golden = vl::npy::load_double(vl::lessons::attention::golden("scale.table.npy"));
+  const std::filesystem::path goldens = std::filesystem::path(VL_SOURCE_DIR) / "reference_outputs";
+  const auto out = vl::lessons::attention::listing_scale({goldens});
+  const auto golden = vl::lessons::attention::load_golden(goldens, "scale.table.npy");
   const auto& ours = out.arrays.at("table");
   BOOST_REQUIRE(ours.shape() == golden.shape());
   for (std::size_t i = 0; i < golden.size(); ++i) {
@@ -126,8 +129,7 @@ BOOST_AUTO_TEST_CASE(fixture_values) {
 
 BOOST_AUTO_TEST_CASE(forward_basic_case) {
   const auto f = vl::lessons::attention::seed_fixture();
-  const auto impl = vl::lessons::attention::reference_implementation();
-  const auto r = vl::lessons::attention::heads_forward<float>(impl.f32, f.q, f.k, f.v, {4, 2, 0.0f, false});
+  const auto r = vl::lessons::attention::heads_forward_on<float>(*vl::backends::plain(), f.q, f.k, f.v, {4, 2, 0.0f, false});
   BOOST_TEST(std::fabs(r.weights(0, 0, 0) + r.weights(0, 0, 1) + r.weights(0, 0, 2) - 1.0f) < 1e-6f);
   BOOST_TEST(r.output(0, 0) > 0.1f);
   BOOST_TEST(r.output(0, 0) < 0.9f);
@@ -135,10 +137,9 @@ BOOST_AUTO_TEST_CASE(forward_basic_case) {
 
 BOOST_AUTO_TEST_CASE(bad_configuration_is_refused) {
   const auto f = vl::lessons::attention::seed_fixture();
-  const auto impl = vl::lessons::attention::reference_implementation();
-  BOOST_CHECK_THROW(vl::lessons::attention::heads_forward<float>(impl.f32, f.q, f.k, f.v, {4, 3, 0.0f, false}), std::invalid_argument);
-  BOOST_CHECK_THROW(vl::lessons::attention::heads_forward<float>(impl.f32, f.q, f.k, f.v, {4, 2, 1.0f, false}), std::invalid_argument);
-  BOOST_CHECK_THROW(impl.mha_parameter_count(10, 4), std::invalid_argument);
+  const auto& plain = *vl::backends::plain();
+  BOOST_CHECK_THROW(vl::lessons::attention::heads_forward_on<float>(plain, f.q, f.k, f.v, {4, 3, 0.0f, false}), std::invalid_argument);
+  BOOST_CHECK_THROW(vl::lessons::attention::heads_forward_on<float>(plain, f.q, f.k, f.v, {4, 2, 1.0f, false}), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
