@@ -6,6 +6,8 @@
 
 #include <xtensor/xview.hpp>
 
+#include "backends/registry.hpp"
+#include "engine/audit.hpp"
 #include "kernels/feature_map.hpp"
 #include "kernels/linear_attention.hpp"
 #include "lesson_tests.hpp"
@@ -56,7 +58,7 @@ BOOST_AUTO_TEST_CASE(feature_map_values) {
 
 BOOST_AUTO_TEST_CASE(float_forms_agree_within_float32_rounding) {
   // The same kernels in float: agreement to a few float32 ulps (2^-23 ≈ 1.2e-7) times n.
-  const auto in = vl::lessons::linear_rnn::draw_inputs(32, 6, 5, 11, vl::lessons::linear_rnn::reference_forms());
+  const auto in = vl::lessons::linear_rnn::draw_inputs(32, 6, 5, 11);
   const xt::xtensor<float, 2> pq = xt::cast<float>(in.pq), pk = xt::cast<float>(in.pk), v = xt::cast<float>(in.v);
   const auto par = vl::linear_attention_parallel<float>(pq, pk, v);
   const auto rec = vl::linear_attention_recurrent<float>(pq, pk, v);
@@ -68,6 +70,64 @@ BOOST_AUTO_TEST_CASE(float_forms_agree_within_float32_rounding) {
 BOOST_AUTO_TEST_CASE(chunk_size_zero_is_refused) {
   const Matrix m = xt::ones<double>({2, 2});
   BOOST_CHECK_THROW(vl::linear_attention_chunked<double>(m, m, m, 0), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The claims about the computation judge any backend, form by form where they can: a backend
+// with only some forms is judged on those, one with none is not applicable, never passed.
+BOOST_AUTO_TEST_SUITE(any_backend)
+
+namespace {
+
+// A backend with no operation at all.
+struct NoOperation : vl::backends::Backend {
+  std::string name() const override { return "none"; }
+  std::string summary() const override { return "no operation"; }
+  bool supports(vl::backends::Op) const override { return false; }
+};
+
+vl::CheckContext context(const vl::backends::Backend& b, double tolerance) {
+  return {b, std::filesystem::path(VL_SOURCE_DIR) / "reference_outputs", tolerance};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_backend_without_the_forms_is_not_applicable) {
+  const NoOperation none;
+  namespace lr = vl::lessons::linear_rnn;
+  BOOST_CHECK_THROW(lr::forms_agree(context(none, 1e-12)), vl::backends::Unsupported);
+  BOOST_CHECK_THROW(lr::convex_combination(context(none, 1e-12)), vl::backends::Unsupported);
+  BOOST_CHECK_THROW(lr::causal(context(none, 0)), vl::backends::Unsupported);
+}
+
+BOOST_AUTO_TEST_CASE(the_chunked_only_backend_is_judged_on_its_chunked_form) {
+  const auto fused = vl::backends::find("fused");
+  BOOST_REQUIRE(fused);
+  namespace lr = vl::lessons::linear_rnn;
+  BOOST_CHECK_THROW(lr::forms_agree(context(*fused, 1e-12)), vl::backends::Unsupported);
+  for (const vl::Measurement& m : {lr::convex_combination(context(*fused, 1e-12)), lr::causal(context(*fused, 0))}) {
+    BOOST_TEST(m.passed, m.detail);
+    BOOST_TEST(m.detail.find("forms checked: chunked") != std::string::npos, m.detail);
+    BOOST_TEST(m.detail.find("not available") != std::string::npos, m.detail);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(audit_under_fused) {
+  // Under the fused backend: forms-agree needs all three forms (not applicable); everything
+  // else passes, with every control rejected.
+  vl::AuditOptions options;
+  options.root = VL_SOURCE_DIR;
+  options.backend = vl::backends::find("fused");
+  options.select = {"linear-rnn"};
+  const vl::AuditReport report = vl::run_audit({vl::lessons::linear_rnn::lesson()}, options);
+  BOOST_REQUIRE_EQUAL(report.lessons.size(), 1u);
+  for (const auto& c : report.lessons[0].claims) {
+    const vl::Status expected = c.claim.id == "linear-rnn.forms-agree" ? vl::Status::not_applicable : vl::Status::passed;
+    BOOST_TEST((c.status == expected), c.claim.id << ": " << vl::to_string(c.status) << ": " << c.why);
+    for (const auto& check : c.checks)
+      for (const auto& control : check.controls) BOOST_TEST(control.rejected, c.claim.id << ": " << control.name);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,5 +1,10 @@
 #pragma once
 // Lesson linear-rnn: listings, claim predicates and negative controls (specs/linear_rnn.md).
+//
+// The three forms (parallel, recurrent, chunked) are backend operations: the claims about the
+// computation judge whatever backend they are given. φ, the recurrent state's size and the
+// counted work are our own code (subject: our-code): their predicates take the piece of our
+// code that their negative controls break.
 #include <cstdint>
 #include <functional>
 
@@ -11,35 +16,34 @@ namespace vl::lessons::linear_rnn {
 
 using Matrix = xt::xtensor<double, 2>;
 
-/// An implementation of the lesson, as the checks see it: the three forms and the feature map.
-/// The reference one is our kernels; the negative controls swap in broken pieces.
-struct Forms {
-  std::function<Matrix(const Matrix& pq, const Matrix& pk, const Matrix& v)> parallel;
-  std::function<Matrix(const Matrix& pq, const Matrix& pk, const Matrix& v)> recurrent;
-  std::function<Matrix(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk)> chunked;
-  std::function<Matrix(const Matrix& x)> phi;
-};
-Forms reference_forms();
+/// A feature map, element-wise on a matrix. Ours is φ(x) = elu(x) + 1 (kernels/feature_map.hpp).
+using FeatureMap = std::function<Matrix(const Matrix& x)>;
+Matrix feature_map(const Matrix& x);
 
 /// Q, K (n, d_k) and V (n, d_v) from default_rng(seed), drawn in that order, and φ(Q), φ(K).
 struct Inputs {
   Matrix q, k, v, pq, pk;
 };
-Inputs draw_inputs(std::size_t n, std::size_t d_k, std::size_t d_v, std::uint64_t seed, const Forms& forms);
+Inputs draw_inputs(std::size_t n, std::size_t d_k, std::size_t d_v, std::uint64_t seed, const FeatureMap& phi = feature_map);
 
 /// The seed notebook's listing: its nine printed lines, and O_par/O_rec/O_blk.
-ListingOutput listing_main();
+ListingOutput listing_main(const ListingContext& ctx);
 
-/// Number of state elements a recurrent implementation holds after n tokens.
+/// Number of state elements a recurrent implementation of ours holds after n tokens.
 using StateSizeAfter = std::function<std::size_t(std::size_t n, std::size_t d_k, std::size_t d_v)>;
 
-// The claims' predicates (tolerances come from the spec).
-Measurement forms_agree(const Forms& forms, double tolerance);
+/// Our chunked form, whose multiply-adds kernels/matmul.hpp counts:
+/// φ(Q), φ(K) (n, d_k), V (n, d_v), chunk B → (n, d_v).
+using CountedChunkedForm = std::function<Matrix(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk)>;
+
+// The claims' predicates (tolerances come from the spec). Those taking a CheckContext judge
+// its backend through its linear_* operations; the others judge our own code.
+Measurement forms_agree(const CheckContext& ctx);
 Measurement state_size_fixed(const StateSizeAfter& state_size_after, double tolerance);
-Measurement phi_positive(const Forms& forms, double tolerance);
-Measurement convex_combination(const Forms& forms, double tolerance);
-Measurement causal(const Forms& forms, double tolerance);
-Measurement chunked_cost_linear(const Forms& forms, double tolerance);
+Measurement phi_positive(const FeatureMap& phi);
+Measurement convex_combination(const CheckContext& ctx);
+Measurement causal(const CheckContext& ctx);
+Measurement chunked_cost_linear(const CountedChunkedForm& chunked, double tolerance);
 
 /// The lesson: listing and checks with their negative controls (linear_rnn_lesson.cpp).
 Lesson lesson();
