@@ -1,17 +1,23 @@
 // Verification program of lesson masking (specs/masking.md): every claim with its negative
-// controls, the listing against its documented output and PyTorch's arrays, traceability; and
-// direct cases of the mask builders and of the multi-head attention module.
+// controls, the listing against its documented output and PyTorch's arrays, traceability;
+// direct cases of the mask builders and of the multi-head attention module; the broken masks of
+// the negative controls; and the claims judged under the fused backend.
 #define BOOST_TEST_MODULE lesson masking
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <xtensor/xview.hpp>
 
+#include "backends/registry.hpp"
 #include "kernels/causal_mask.hpp"
 #include "kernels/multi_head_attention.hpp"
 #include "lesson_tests.hpp"
 #include "lessons/masking.hpp"
+#include "lessons/masking_broken_backends.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/torch_mha_init.hpp"
 #include "numeric/torch_random.hpp"
@@ -148,6 +154,70 @@ BOOST_AUTO_TEST_CASE(mha_refuses_bad_shapes) {
   vl::MhaOptions<double> o;
   o.attn_mask = xt::xarray<bool>(xt::zeros<bool>({std::size_t(2), std::size_t(3)}));
   BOOST_CHECK_THROW((vl::multi_head_self_attention<double, 2>(x, p, 2, o)), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The wrong causal masks the controls build (true = may attend), by hand for Sq = 2, Sk = 4.
+BOOST_AUTO_TEST_SUITE(broken_masks)
+
+BOOST_AUTO_TEST_CASE(shifted_by_one_either_way) {
+  namespace m = vl::lessons::masking;
+  using vl::CausalAlignment;
+  const xt::xtensor<bool, 2> diagonal = {{false, false, false, false}, {true, false, false, false}};
+  const xt::xtensor<bool, 2> future = {{true, true, false, false}, {true, true, true, false}};
+  BOOST_TEST((m::diagonal_blocked(2, 4, CausalAlignment::top_left) == diagonal));
+  BOOST_TEST((m::one_future_key(2, 4, CausalAlignment::top_left) == future));
+  // Bottom-right: query 1 sees every key, so there is no future key to let through.
+  BOOST_TEST((m::one_future_key(2, 4, CausalAlignment::bottom_right) == xt::xtensor<bool, 2>(xt::ones<bool>({2, 4}))));
+}
+
+BOOST_AUTO_TEST_CASE(alignment_ignored) {
+  namespace m = vl::lessons::masking;
+  using vl::CausalAlignment;
+  BOOST_TEST((m::always_top_left(2, 4, CausalAlignment::bottom_right) == vl::causal_allowed(2, 4, CausalAlignment::top_left)));
+  BOOST_TEST((m::always_bottom_right(2, 4, CausalAlignment::top_left) == vl::causal_allowed(2, 4, CausalAlignment::bottom_right)));
+}
+
+BOOST_AUTO_TEST_CASE(a_broken_mask_leaves_unmasked_calls_alone) {
+  // Without the mask it breaks, a broken backend is its base, bit for bit.
+  namespace m = vl::lessons::masking;
+  const auto plain = vl::backends::plain();
+  const m::Inputs in = m::draw_inputs(2, 2, 5, 5, 4, 7);
+  vl::AttentionOptions<double> none;
+  none.return_weights = true;
+  const auto expected = plain->attention(in.q, in.k, in.v, none);
+  const m::CausalMaskBuiltWrong future(plain, "future", m::one_future_key);
+  const m::BooleanMaskDropped dropped(plain, "dropped");
+  const m::FiniteFill finite(plain, "finite");
+  for (const vl::backends::Backend* b : std::vector<const vl::backends::Backend*>{&future, &dropped, &finite}) {
+    const auto r = b->attention(in.q, in.k, in.v, none);
+    BOOST_TEST(max_abs(r.output, expected.output) == 0.0, b->name());
+    BOOST_TEST(max_abs(r.weights, expected.weights) == 0.0, b->name());
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The claims judge any backend through its attention operation. The fused one has no weights:
+// the claims that need them are not applicable; those about outputs alone pass.
+BOOST_AUTO_TEST_SUITE(any_backend)
+
+BOOST_AUTO_TEST_CASE(audit_under_fused) {
+  vl::AuditOptions options;
+  options.root = VL_SOURCE_DIR;
+  options.backend = vl::backends::find("fused");
+  BOOST_REQUIRE(options.backend);
+  options.select = {"masking"};
+  const vl::AuditReport report = vl::run_audit({vl::lessons::masking::lesson()}, options);
+  BOOST_REQUIRE_EQUAL(report.lessons.size(), 1u);
+  const std::set<std::string> outputs_only = {"masking.prefix-unchanged", "masking.one-pass-equals-decoding", "masking.alignment"};
+  for (const auto& c : report.lessons[0].claims) {
+    const vl::Status expected = outputs_only.count(c.claim.id) ? vl::Status::passed : vl::Status::not_applicable;
+    BOOST_TEST((c.status == expected), c.claim.id << ": " << vl::to_string(c.status) << ": " << c.why);
+    for (const auto& check : c.checks)
+      for (const auto& control : check.controls) BOOST_TEST(control.rejected, c.claim.id << ": " << control.name);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

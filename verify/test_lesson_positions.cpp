@@ -1,6 +1,7 @@
 // Verification program of lesson positions (specs/positions.md): every claim with its negative
 // controls, the listing against its documented output and PyTorch's/NumPy's arrays,
-// traceability; and direct cases of the encoding, the rotation and the permutation utility.
+// traceability; direct cases of the encoding, the rotation and the permutation utility; the
+// broken tables of the negative controls; and the claims judged under the fused backend.
 #define BOOST_TEST_MODULE lesson positions
 #include <boost/test/unit_test.hpp>
 
@@ -9,9 +10,13 @@
 
 #include <xtensor/xview.hpp>
 
+#include "backends/registry.hpp"
 #include "kernels/positional_encoding.hpp"
 #include "lesson_tests.hpp"
 #include "lessons/positions.hpp"
+#include "lessons/positions_broken_backends.hpp"
+#include "numeric/torch_mha_init.hpp"
+#include "numeric/torch_random.hpp"
 
 namespace {
 struct Register {
@@ -65,6 +70,59 @@ BOOST_AUTO_TEST_CASE(permutation_utility) {
   BOOST_TEST((back == x));
   BOOST_CHECK_THROW((vl::permute_rows(x, std::vector<std::int64_t>{0, 0, 1})), std::invalid_argument);
   BOOST_CHECK_THROW((vl::permute_rows(x, std::vector<std::int64_t>{0, 1})), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The broken tables the controls hand out, against their formulas.
+BOOST_AUTO_TEST_SUITE(broken_tables)
+
+BOOST_AUTO_TEST_CASE(exponent_i_over_d) {
+  // d = 5: column 2i = sin(pos / 10000^(i/5)), column 2i+1 = cos of it; the last column a sin.
+  const vl::lessons::positions::ExponentIOverD wrong(vl::backends::plain(), "wrong");
+  const auto pe = wrong.positional_encoding({0.0, 3.0}, 5);
+  BOOST_REQUIRE(pe.shape(0) == 2u);
+  BOOST_REQUIRE(pe.shape(1) == 5u);
+  for (std::size_t i = 0; 2 * i < 5; ++i) {
+    const double div = std::pow(10000.0, double(i) / 5.0);
+    BOOST_TEST(pe(1, 2 * i) == std::sin(3.0 / div));
+    if (2 * i + 1 < 5) BOOST_TEST(pe(1, 2 * i + 1) == std::cos(3.0 / div));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(positions_after_the_attention) {
+  // The layer's output moves by the table; its weights are those without positions.
+  vl::torch_rng::Generator gen(0);
+  const auto p = vl::torch_rng::mha_init<double>(gen, 8, 2);
+  const xt::xtensor<double, 2> x = vl::torch_rng::randn<double>(gen, {5, 8});
+  const auto plain = vl::backends::plain();
+  const vl::lessons::positions::PositionsAfterAttention after(plain, "after");
+  BOOST_TEST(xt::amax(xt::abs(vl::backends::positional_encoding_table(after, 5, 8)))() == 0.0);
+  const auto r = vl::backends::multi_head_attention_2d(after, x, x, x, p, 2);
+  const auto expected = vl::backends::multi_head_attention_2d(*plain, x, x, x, p, 2);
+  BOOST_TEST(xt::amax(xt::abs(r.output - (expected.output + vl::positional_encoding<double>(5, 8))))() == 0.0);
+  BOOST_TEST(xt::amax(xt::abs(r.weights - expected.weights))() == 0.0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The claims judge any backend through its positional_encoding and multi_head_attention; the
+// fused one has neither, so every claim is not applicable to it, never passed.
+BOOST_AUTO_TEST_SUITE(any_backend)
+
+BOOST_AUTO_TEST_CASE(audit_under_fused) {
+  vl::AuditOptions options;
+  options.root = VL_SOURCE_DIR;
+  options.backend = vl::backends::find("fused");
+  BOOST_REQUIRE(options.backend);
+  options.select = {"positions"};
+  const vl::AuditReport report = vl::run_audit({vl::lessons::positions::lesson()}, options);
+  BOOST_REQUIRE_EQUAL(report.lessons.size(), 1u);
+  for (const auto& c : report.lessons[0].claims) {
+    BOOST_TEST((c.status == vl::Status::not_applicable), c.claim.id << ": " << vl::to_string(c.status) << ": " << c.why);
+    for (const auto& check : c.checks)
+      for (const auto& control : check.controls) BOOST_TEST(control.rejected, c.claim.id << ": " << control.name);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -15,6 +15,7 @@
 #include <fmt/ranges.h>
 #include <xtensor/xview.hpp>
 
+#include "backends/backend.hpp"
 #include "kernels/causal_mask.hpp"
 #include "kernels/multi_head_attention.hpp"
 #include "numeric/numpy_random.hpp"
@@ -25,24 +26,6 @@ namespace vl::lessons::masking {
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
-}
-
-Masking reference_masking() {
-  return {
-      [](std::size_t sq, std::size_t sk, CausalAlignment a) { return causal_blocked(sq, sk, a); },
-      [](const BoolMatrix& mask, const BoolMatrix& padding) -> xt::xarray<bool> {
-        // (Sq, Sk) | (B, 1, 1, Sk) → (B, 1, Sq, Sk)
-        xt::xarray<bool> pad = padding;
-        pad.reshape({padding.shape(0), std::size_t(1), std::size_t(1), padding.shape(1)});
-        return mask || pad;
-      },
-      [](const Tensor4& q, const Tensor4& k, const Tensor4& v, const xt::xarray<bool>& blocked) {
-        AttentionOptions<double> o;
-        o.allowed = xt::xarray<bool>(!blocked);  // torch convention → the kernel's (true = may attend)
-        o.return_weights = true;
-        return attention<double>(q, k, v, o);
-      },
-  };
 }
 
 Inputs draw_inputs(std::size_t b, std::size_t h, std::size_t sq, std::size_t sk, std::size_t d, std::uint64_t seed) {
@@ -69,7 +52,7 @@ std::string python_str_list(const std::vector<std::string>& items) {
 }  // namespace
 
 // [masking.main]
-ListingOutput listing_main() {
+ListingOutput listing_main(const ListingContext&) {
   const std::size_t d = 16, h = 4, n = 8, changed_from = 5;
   torch_rng::Generator gen(0);  // torch.manual_seed(0)
   const MhaParameters<double> mha = torch_rng::mha_init<double>(gen, d, h);
@@ -103,8 +86,9 @@ ListingOutput listing_main() {
 // [masking.main]
 
 // ---------------------------------------------------------------------------------------------
-// The claims' predicates. Each takes the implementation it judges; "hidden" is always decided by
-// our kernel's mask (the truth), never by the implementation under test.
+// The claims' checks. Each calls only the judged backend's `attention`, with the operation's own
+// masks; "hidden" is always decided by our reference mask (kernels/causal_mask.hpp), the truth,
+// never by the backend under test.
 
 namespace {
 
@@ -129,16 +113,27 @@ double max_abs_or_inf(const xt::xarray<double>& a, const xt::xarray<double>& b) 
   return worst;
 }
 
-xt::xarray<bool> as_array(const BoolMatrix& m) { return m; }
+// The operation's options: no mask; the causal mask of an alignment; the weights returned too.
+AttentionOptions<double> unmasked() { return {}; }
+AttentionOptions<double> causal(CausalAlignment al = CausalAlignment::top_left) {
+  AttentionOptions<double> o;
+  o.causal = true;
+  o.alignment = al;
+  return o;
+}
+AttentionOptions<double> with_weights(AttentionOptions<double> o) {
+  o.return_weights = true;
+  return o;
+}
 
-// The hidden keys of row i in (b, h) of a blocked mask broadcast to (B, H, Sq, Sk).
+// A blocked mask (true = hidden) broadcast to (B, H, Sq, Sk).
 xt::xtensor<bool, 4> broadcast_blocked(const xt::xarray<bool>& blocked, std::size_t B, std::size_t H, std::size_t sq, std::size_t sk) {
   return xt::broadcast(blocked, std::array<std::size_t, 4>{B, H, sq, sk});
 }
 
 }  // namespace
 
-Measurement masked_weights_zero(const Masking& m, double tolerance) {
+Measurement masked_weights_zero(const CheckContext& ctx) {
   // Every weight on a hidden key must be exactly 0.0, and every row with a visible key must sum
   // to 1 (to `tolerance`). Includes scores of order 1e10 (q, k scaled by 1e5), where only −∞ is
   // certain to beat every score.
@@ -152,7 +147,7 @@ Measurement masked_weights_zero(const Masking& m, double tolerance) {
         Inputs in = draw_inputs(c.b, c.h, sq, sk, c.d, 100 + c.s);
         in.q *= scale;
         in.k *= scale;
-        const auto r = m.attend(in.q, in.k, in.v, as_array(m.causal_blocked(sq, sk, al)));
+        const auto r = ctx.backend.attention(in.q, in.k, in.v, with_weights(causal(al)));
         const auto truth = causal_blocked(sq, sk, al);
         for (std::size_t b = 0; b < c.b; ++b)
           for (std::size_t h = 0; h < c.h; ++h)
@@ -177,12 +172,12 @@ Measurement masked_weights_zero(const Masking& m, double tolerance) {
       }
     }
   }
-  return {worst_sum, leaks == 0 && worst_sum <= tolerance,
+  return {worst_sum, leaks == 0 && worst_sum <= ctx.tolerance,
           fmt::format("max |row sum − 1| = {:.2e} over {} rows; {} non-zero weights on hidden keys{}", worst_sum, rows, leaks,
                       leaks ? fmt::format(" (largest: {})", where) : "")};
 }
 
-Measurement first_position_self(const Masking& m, double tolerance) {
+Measurement first_position_self(const CheckContext& ctx) {
   // Query 0 of a causal pass sees key 0 only: weight exactly 1.0, output = v_0 bit for bit.
   double worst = 0;
   std::string where = "exact";
@@ -190,7 +185,7 @@ Measurement first_position_self(const Masking& m, double tolerance) {
   for (const Case& c : kCases) {
     for (std::size_t sk : {c.s, c.s + 3}) {  // Sq = Sk, and Sq < Sk top-left
       const Inputs in = draw_inputs(c.b, c.h, c.s, sk, c.d, 200 + c.s);
-      const auto r = m.attend(in.q, in.k, in.v, as_array(m.causal_blocked(c.s, sk, CausalAlignment::top_left)));
+      const auto r = ctx.backend.attention(in.q, in.k, in.v, with_weights(causal(CausalAlignment::top_left)));
       for (std::size_t b = 0; b < c.b; ++b)
         for (std::size_t h = 0; h < c.h; ++h) {
           double err = std::fabs(r.weights(b, h, 0, 0) - 1.0);
@@ -204,11 +199,11 @@ Measurement first_position_self(const Masking& m, double tolerance) {
         }
     }
   }
-  return {worst, worst <= tolerance,
+  return {worst, worst <= ctx.tolerance,
           fmt::format("max(|w[0,0] − 1|, |o_0 − v_0|) = {:.2e} over {} (batch, head) pairs ({})", worst, checked, where)};
 }
 
-Measurement prefix_unchanged(const Masking& m, double tolerance) {
+Measurement prefix_unchanged(const CheckContext& ctx) {
   // Replace q, k, v at positions ≥ p by fresh draws: with the mask, outputs before p must not move
   // a bit and every output from p on must move; without a mask, every output must move.
   double worst = 0;
@@ -218,14 +213,12 @@ Measurement prefix_unchanged(const Masking& m, double tolerance) {
     if (c.s < 2) continue;
     const Inputs a = draw_inputs(c.b, c.h, c.s, c.s, c.d, 300 + c.s);
     const Inputs fresh = draw_inputs(c.b, c.h, c.s, c.s, c.d, 400 + c.s);
-    const auto mask = as_array(m.causal_blocked(c.s, c.s, CausalAlignment::top_left));
-    const xt::xarray<bool> none = xt::zeros<bool>({c.s, c.s});
     for (std::size_t p : {std::size_t(1), c.s / 2, c.s - 1}) {
       Inputs b = a;
       seq(b.q, p, c.s) = seq(fresh.q, p, c.s);
       seq(b.k, p, c.s) = seq(fresh.k, p, c.s);
       seq(b.v, p, c.s) = seq(fresh.v, p, c.s);
-      const auto ra = m.attend(a.q, a.k, a.v, mask), rb = m.attend(b.q, b.k, b.v, mask);
+      const auto ra = ctx.backend.attention(a.q, a.k, a.v, causal()), rb = ctx.backend.attention(b.q, b.k, b.v, causal());
       const double moved = max_abs_or_inf(seq(ra.output, 0, p), seq(rb.output, 0, p));
       if (moved > worst) { worst = moved; where = fmt::format("S={}, positions ≥ {} changed", c.s, p); }
       for (std::size_t t = p; t < c.s; ++t)
@@ -233,7 +226,7 @@ Measurement prefix_unchanged(const Masking& m, double tolerance) {
           later_moved = false;
           why_not = fmt::format("; BUT output {} did not move (S={}, p={})", t, c.s, p);
         }
-      const auto ua = m.attend(a.q, a.k, a.v, none), ub = m.attend(b.q, b.k, b.v, none);
+      const auto ua = ctx.backend.attention(a.q, a.k, a.v, unmasked()), ub = ctx.backend.attention(b.q, b.k, b.v, unmasked());
       for (std::size_t t = 0; t < c.s; ++t)
         if (max_abs_or_inf(seq(ua.output, t, t + 1), seq(ub.output, t, t + 1)) == 0) {
           unmasked_all_moved = false;
@@ -241,33 +234,33 @@ Measurement prefix_unchanged(const Masking& m, double tolerance) {
         }
     }
   }
-  return {worst, worst <= tolerance && later_moved && unmasked_all_moved,
+  return {worst, worst <= ctx.tolerance && later_moved && unmasked_all_moved,
           fmt::format("largest change of an output before p when positions ≥ p change: {:.2e} ({}){}", worst, where,
                       why_not.empty() ? "; every output from p on moved, and every output moved without a mask" : why_not)};
 }
 
-Measurement one_pass_equals_decoding(const Masking& m, double tolerance) {
+Measurement one_pass_equals_decoding(const CheckContext& ctx) {
   // Row t of one causal pass over the whole sequence vs. decoding step t: query t alone over the
-  // keys and values 0 … t (a KV cache), with the causal mask for Sq = 1, Sk = t + 1.
+  // keys and values 0 … t (a KV cache), with the causal mask bottom-right for Sq = 1, Sk = t + 1.
   double worst = 0;
   std::string where = "equal";
   std::size_t steps = 0;
   for (const Case& c : kCases) {
     const Inputs in = draw_inputs(c.b, c.h, c.s, c.s, c.d, 500 + c.s);
-    const auto full = m.attend(in.q, in.k, in.v, as_array(m.causal_blocked(c.s, c.s, CausalAlignment::top_left)));
+    const auto full = ctx.backend.attention(in.q, in.k, in.v, causal());
     for (std::size_t t = 0; t < c.s; ++t) {
-      const Tensor4 q = seq(in.q, t, t + 1), k = seq(in.k, 0, t + 1), v = seq(in.v, 0, t + 1);
-      const auto step = m.attend(q, k, v, as_array(m.causal_blocked(1, t + 1, CausalAlignment::bottom_right)));
+      const Tensor4<double> q = seq(in.q, t, t + 1), k = seq(in.k, 0, t + 1), v = seq(in.v, 0, t + 1);
+      const auto step = ctx.backend.attention(q, k, v, causal(CausalAlignment::bottom_right));
       const double diff = max_abs_or_inf(seq(full.output, t, t + 1), step.output);
       if (diff > worst) { worst = diff; where = fmt::format("S={}, step {}", c.s, t); }
       ++steps;
     }
   }
-  return {worst, worst <= tolerance,
+  return {worst, worst <= ctx.tolerance,
           fmt::format("max |one pass − token by token| = {:.2e} over {} decoding steps (worst: {})", worst, steps, where)};
 }
 
-Measurement alignment(const Masking& m, double tolerance) {
+Measurement alignment(const CheckContext& ctx) {
   // Sq < Sk: the LAST r queries with bottom-right alignment reproduce the last r rows of the full
   // causal pass; the FIRST r queries with top-left alignment reproduce its first r rows.
   double worst = 0;
@@ -275,27 +268,27 @@ Measurement alignment(const Masking& m, double tolerance) {
   for (const Case& c : kCases) {
     if (c.s < 3) continue;
     const Inputs in = draw_inputs(c.b, c.h, c.s, c.s, c.d, 600 + c.s);
-    const auto full = m.attend(in.q, in.k, in.v, as_array(m.causal_blocked(c.s, c.s, CausalAlignment::top_left)));
+    const auto full = ctx.backend.attention(in.q, in.k, in.v, causal());
     for (std::size_t r : {std::size_t(1), c.s / 2, c.s - 1}) {
-      const Tensor4 last = seq(in.q, c.s - r, c.s), first = seq(in.q, 0, r);
-      const auto br = m.attend(last, in.k, in.v, as_array(m.causal_blocked(r, c.s, CausalAlignment::bottom_right)));
-      const auto tl = m.attend(first, in.k, in.v, as_array(m.causal_blocked(r, c.s, CausalAlignment::top_left)));
+      const Tensor4<double> last = seq(in.q, c.s - r, c.s), first = seq(in.q, 0, r);
+      const auto br = ctx.backend.attention(last, in.k, in.v, causal(CausalAlignment::bottom_right));
+      const auto tl = ctx.backend.attention(first, in.k, in.v, causal(CausalAlignment::top_left));
       const double d_br = max_abs_or_inf(seq(full.output, c.s - r, c.s), br.output);
       const double d_tl = max_abs_or_inf(seq(full.output, 0, r), tl.output);
       if (d_br > worst) { worst = d_br; where = fmt::format("last {} of {} queries, bottom-right", r, c.s); }
       if (d_tl > worst) { worst = d_tl; where = fmt::format("first {} of {} queries, top-left", r, c.s); }
     }
   }
-  return {worst, worst <= tolerance,
+  return {worst, worst <= ctx.tolerance,
           fmt::format("max |query block − rows of the full causal pass| = {:.2e} (worst: {})", worst, where)};
 }
 
-Measurement padding_ignored(const Masking& m, double tolerance) {
+Measurement padding_ignored(const CheckContext& ctx) {
   // Three sequences of lengths 7, 4, 1 padded to 7, with and without the causal mask: every weight
   // on a padding key is exactly 0, and redrawing the padding keys and values moves no output bit.
+  // The key-padding mask is the operation's boolean mask, (B, 1, 1, Sk), true = may attend.
   const std::size_t B = 3, H = 2, S = 7, D = 4;
   const std::vector<std::size_t> lengths = {7, 4, 1};
-  const BoolMatrix padding = key_padding_blocked(lengths, S);
   const Inputs a = draw_inputs(B, H, S, S, D, 700);
   const Inputs fresh = draw_inputs(B, H, S, S, D, 701);
   Inputs b = a;
@@ -305,9 +298,10 @@ Measurement padding_ignored(const Masking& m, double tolerance) {
     xt::view(b.v, s, xt::all(), pad, xt::all()) = xt::view(fresh.v, s, xt::all(), pad, xt::all());
   }
   double worst_weight = 0, worst_move = 0;
-  for (const BoolMatrix& base : {m.causal_blocked(S, S, CausalAlignment::top_left), BoolMatrix(xt::zeros<bool>({S, S}))}) {
-    const auto mask = m.with_padding(base, padding);
-    const auto ra = m.attend(a.q, a.k, a.v, mask), rb = m.attend(b.q, b.k, b.v, mask);
+  for (bool is_causal : {true, false}) {
+    AttentionOptions<double> o = with_weights(is_causal ? causal() : unmasked());
+    o.allowed = key_padding_allowed_4d(key_padding_blocked(lengths, S));
+    const auto ra = ctx.backend.attention(a.q, a.k, a.v, o), rb = ctx.backend.attention(b.q, b.k, b.v, o);
     for (std::size_t s = 0; s < B; ++s)
       for (std::size_t h = 0; h < H; ++h)
         for (std::size_t i = 0; i < S; ++i)
@@ -318,15 +312,15 @@ Measurement padding_ignored(const Masking& m, double tolerance) {
     worst_move = std::max(worst_move, max_abs_or_inf(ra.output, rb.output));
   }
   const double worst = std::max(worst_weight, worst_move);
-  return {worst, worst <= tolerance,
+  return {worst, worst <= ctx.tolerance,
           fmt::format("lengths {} padded to {}, with and without the causal mask: max weight on a padding key {:.2e}, "
                       "max output change when padding keys/values are redrawn {:.2e}",
                       fmt::join(lengths, ", "), S, worst_weight, worst_move)};
 }
 
-Measurement fully_masked_row_zero(const Masking& m, double tolerance) {
+Measurement fully_masked_row_zero(const CheckContext& ctx) {
   // Rows with no visible key: (a) bottom-right with Sq = 5 > Sk = 3 (queries 0, 1 see nothing),
-  // (b) a sequence of length 0 in a padded batch, (c) a mask that blocks query 2's whole row.
+  // (b) a sequence of length 0 in a padded batch, (c) a boolean mask that blocks query 2's whole row.
   double worst = 0;
   std::size_t rows = 0;
   std::string where = "all zero";
@@ -348,24 +342,27 @@ Measurement fully_masked_row_zero(const Masking& m, double tolerance) {
   };
   {
     const Inputs in = draw_inputs(2, 2, 5, 3, 4, 800);
-    const auto r = m.attend(in.q, in.k, in.v, as_array(m.causal_blocked(5, 3, CausalAlignment::bottom_right)));
-    judge(r, broadcast_blocked(as_array(causal_blocked(5, 3, CausalAlignment::bottom_right)), 2, 2, 5, 3), "bottom-right, Sq=5 > Sk=3");
+    const auto r = ctx.backend.attention(in.q, in.k, in.v, with_weights(causal(CausalAlignment::bottom_right)));
+    judge(r, broadcast_blocked(causal_blocked(5, 3, CausalAlignment::bottom_right), 2, 2, 5, 3), "bottom-right, Sq=5 > Sk=3");
   }
   {
     const Inputs in = draw_inputs(2, 2, 4, 4, 4, 801);
-    const BoolMatrix padding = key_padding_blocked({4, 0}, 4);
-    const BoolMatrix none = xt::zeros<bool>({std::size_t(4), std::size_t(4)});
-    const auto r = m.attend(in.q, in.k, in.v, m.with_padding(none, padding));
-    judge(r, broadcast_blocked(reference_masking().with_padding(none, padding), 2, 2, 4, 4), "a sequence of length 0");
+    const xt::xtensor<bool, 2> padding = key_padding_blocked({4, 0}, 4);
+    AttentionOptions<double> o = with_weights(unmasked());
+    o.allowed = key_padding_allowed_4d(padding);
+    const auto r = ctx.backend.attention(in.q, in.k, in.v, o);
+    judge(r, broadcast_blocked(negate_mask(*o.allowed), 2, 2, 4, 4), "a sequence of length 0");
   }
   {
     const Inputs in = draw_inputs(1, 3, 4, 6, 4, 802);
-    BoolMatrix mask = xt::zeros<bool>({std::size_t(4), std::size_t(6)});
-    xt::view(mask, 2, xt::all()) = true;
-    const auto r = m.attend(in.q, in.k, in.v, as_array(mask));
-    judge(r, broadcast_blocked(as_array(mask), 1, 3, 4, 6), "query 2 blocked from every key");
+    xt::xtensor<bool, 2> blocked = xt::zeros<bool>({std::size_t(4), std::size_t(6)});
+    xt::view(blocked, 2, xt::all()) = true;
+    AttentionOptions<double> o = with_weights(unmasked());
+    o.allowed = xt::xarray<bool>(!blocked);
+    const auto r = ctx.backend.attention(in.q, in.k, in.v, o);
+    judge(r, broadcast_blocked(blocked, 1, 3, 4, 6), "query 2 blocked from every key");
   }
-  return {worst, worst <= tolerance && rows > 0,
+  return {worst, worst <= ctx.tolerance && rows > 0,
           fmt::format("{} rows with no visible key: largest |weight| or |output| {:.2e} ({})", rows, worst, where)};
 }
 

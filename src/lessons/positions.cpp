@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
 
+#include "kernels/multi_head_attention.hpp"
 #include "kernels/positional_encoding.hpp"
 #include "numeric/numpy_compare.hpp"
 #include "numeric/numpy_format.hpp"
@@ -37,37 +38,23 @@ double max_abs_or_inf(const xt::xarray<double>& a, const xt::xarray<double>& b) 
 double omega(std::size_t i, std::size_t d) { return 1.0 / std::pow(10000.0, double(2 * i) / double(d)); }
 }  // namespace
 
-Matrix Positions::encoding(std::size_t n, std::size_t d) const {
-  std::vector<double> positions(n);
-  for (std::size_t pos = 0; pos < n; ++pos) positions[pos] = double(pos);
-  return encoding_at(positions, d);
-}
-
-Positions reference_positions() {
-  return {
-      [](const std::vector<double>& positions, std::size_t d) { return positional_encoding_at<double>(positions, d); },
-      [](const MhaParameters<double>& p, std::size_t heads, const Matrix& x, const Matrix& pe) {
-        const Matrix input = x + pe;  // positions enter before the attention
-        return multi_head_self_attention<double, 2>(input, p, heads);
-      },
-  };
-}
-
 // ---------------------------------------------------------------------------------------------
 // The listing (seed article, listing 4): d = 16, h = 4, n = 7, torch.manual_seed(0), randperm
 // from a generator seeded 3, and the rotation check for k = 5 on pe(40, 16).
 
 // [positions.main]
-ListingOutput listing_main() {
+ListingOutput listing_main(const ListingContext&) {
   const std::size_t d = 16, h = 4, n = 7;
-  const Positions impl = reference_positions();
   torch_rng::Generator gen(0);  // torch.manual_seed(0)
   const MhaParameters<double> mha = torch_rng::mha_init<double>(gen, d, h);
   const Matrix x = xt::view(torch_rng::randn<double>(gen, {1, n, d}), 0);
   torch_rng::Generator perm_gen(3);
   const std::vector<std::int64_t> perm = torch_rng::randperm(perm_gen, std::int64_t(n));
   const Matrix none = xt::zeros<double>({n, d});
-  auto run = [&](const Matrix& input, const Matrix& pe) { return impl.layer(mha, h, input, pe).output; };
+  auto run = [&](const Matrix& tokens, const Matrix& pe) {
+    const Matrix input = tokens + pe;  // positions enter before the attention
+    return multi_head_self_attention<double, 2>(input, mha, h).output;
+  };
 
   ListingOutput out;
   const Matrix y = run(x, none), y_perm = run(permute_rows(x, perm), none);
@@ -75,7 +62,7 @@ ListingOutput listing_main() {
   out.lines.push_back(fmt::format("senza posizione: uscita(permutato) == permutata(uscita)? {} (errore {:.1e})",
                                   numpy::python_bool(numpy::allclose(y_perm, y_permuted)), numpy::max_abs_diff(y_perm, y_permuted)));
 
-  const Matrix P = impl.encoding(n, d);
+  const Matrix P = positional_encoding<double>(n, d);
   const Matrix z = run(x, P), z_perm = run(permute_rows(x, perm), P);  // same tokens, new order, fixed positions
   const Matrix z_permuted = permute_rows(z, perm);
   out.lines.push_back(fmt::format("con codifica posizionale: stessa uguaglianza? {} (errore {:.1e})",
@@ -83,7 +70,7 @@ ListingOutput listing_main() {
 
   // PE(pos + k) = R_k PE(pos): each (sin, cos) pair turns by an angle that depends on k only.
   const std::size_t k = 5;
-  const Matrix big = impl.encoding(40, d);
+  const Matrix big = positional_encoding<double>(40, d);
   double worst = 0;
   for (std::size_t pos = 0; pos < 30; ++pos)
     for (std::size_t i = 0; i < d / 2; ++i) {
@@ -111,8 +98,9 @@ ListingOutput listing_main() {
 // [positions.main]
 
 // ---------------------------------------------------------------------------------------------
-// The claims' predicates. Each takes the implementation it judges; ω, R_k and the expected
-// values always come from the formulas, never from the implementation under test.
+// The claims' checks. Each calls only the judged backend's `positional_encoding` and
+// `multi_head_attention`; ω, R_k and the expected values always come from the formulas, never
+// from the backend under test.
 
 namespace {
 
@@ -152,30 +140,35 @@ double weights_mismatch(const xt::xtensor<double, 3>& w_perm, const xt::xtensor<
   return worst;
 }
 
+// The layer: self-attention of the module over `input` (n, d) (x, or x + PE: positions enter
+// before the attention) through the backend; output (n, d) and per-head weights (h, n, n).
+MhaResult<double, 2> self_attention(const backends::Backend& b, const Drawn& in, std::size_t heads, const Matrix& input) {
+  return backends::multi_head_attention_2d(b, input, input, input, in.p, heads);
+}
+
 }  // namespace
 
-Measurement permutation_equivariant(const Positions& impl, double tolerance) {
+Measurement permutation_equivariant(const CheckContext& ctx) {
   // Without positions: layer(x[perm]) = layer(x)[perm], outputs and weights, to rounding.
   double worst = 0;
   std::string where = "equivariant";
   std::size_t cases = 0;
   for (const Module& m : kModules) {
     const Drawn in = draw(m);
-    const Matrix none = xt::zeros<double>({m.n, m.d});
-    const auto base = impl.layer(in.p, m.h, in.x, none);
+    const auto base = self_attention(ctx.backend, in, m.h, in.x);
     for (const auto& perm : in.perms) {
-      const auto moved = impl.layer(in.p, m.h, permute_rows(in.x, perm), none);
+      const auto moved = self_attention(ctx.backend, in, m.h, permute_rows(in.x, perm));
       const double e = std::max(max_abs_or_inf(moved.output, permute_rows(base.output, perm)), weights_mismatch(moved.weights, base.weights, perm));
       if (e > worst) { worst = e; where = fmt::format("n={} d={} h={}", m.n, m.d, m.h); }
       ++cases;
     }
   }
-  return {worst, worst <= tolerance,
+  return {worst, worst <= ctx.tolerance,
           fmt::format("max |layer(x[perm]) − layer(x)[perm]| (outputs and weights) = {:.2e} over {} permutations of {} modules (worst: {})",
                       worst, cases, kModules.size(), where)};
 }
 
-Measurement encoding_breaks_equivariance(const Positions& impl, double tolerance) {
+Measurement encoding_breaks_equivariance(const CheckContext& ctx) {
   // With the encoding added to the tokens (positions fixed), the permuted sequence's outputs AND
   // attention weights must differ from the permuted ones, by at least `tolerance`, for every
   // non-identity permutation.
@@ -184,10 +177,10 @@ Measurement encoding_breaks_equivariance(const Positions& impl, double tolerance
   std::size_t cases = 0;
   for (const Module& m : kModules) {
     const Drawn in = draw(m);
-    const Matrix P = impl.encoding(m.n, m.d);
-    const auto base = impl.layer(in.p, m.h, in.x, P);
+    const Matrix P = backends::positional_encoding_table(ctx.backend, m.n, m.d);
+    const auto base = self_attention(ctx.backend, in, m.h, Matrix(in.x + P));
     for (const auto& perm : in.perms) {
-      const auto moved = impl.layer(in.p, m.h, permute_rows(in.x, perm), P);
+      const auto moved = self_attention(ctx.backend, in, m.h, Matrix(permute_rows(in.x, perm) + P));
       const double out_err = max_abs_or_inf(moved.output, permute_rows(base.output, perm));
       const double w_err = weights_mismatch(moved.weights, base.weights, perm);
       const double e = std::min(out_err, w_err);
@@ -195,19 +188,19 @@ Measurement encoding_breaks_equivariance(const Positions& impl, double tolerance
       ++cases;
     }
   }
-  return {least, least >= tolerance,
+  return {least, least >= ctx.tolerance,
           fmt::format("smallest min(output difference, weight difference) over {} permutations: {:.2e} (at {}); must be ≥ {:g}",
-                      cases, least, where, tolerance)};
+                      cases, least, where, ctx.tolerance)};
 }
 
-Measurement shift_is_rotation(const Positions& impl, double tolerance) {
+Measurement shift_is_rotation(const CheckContext& ctx) {
   // PE(pos + k) = R_k(ω_i) PE(pos) for pos < 30, k = 1 … 10 and every complete pair, d = 16
   // (the listing's), 15 (odd), 64 and 512.
   double worst = 0;
   std::string where = "exact";
   std::size_t checked = 0;
   for (std::size_t d : {16, 15, 64, 512}) {
-    const Matrix pe = impl.encoding(40, d);
+    const Matrix pe = backends::positional_encoding_table(ctx.backend, 40, d);
     for (std::size_t k = 1; k <= 10; ++k)
       for (std::size_t pos = 0; pos < 30; ++pos)
         for (std::size_t i = 0; 2 * i + 1 < d; ++i) {
@@ -220,11 +213,11 @@ Measurement shift_is_rotation(const Positions& impl, double tolerance) {
           ++checked;
         }
   }
-  return {worst, worst <= tolerance,
+  return {worst, worst <= ctx.tolerance,
           fmt::format("max |R_k PE(pos) − PE(pos+k)| = {:.2e} over {} (d, pos, k, pair) cases (worst: {})", worst, checked, where)};
 }
 
-Measurement rotation_error_growth(const Positions& impl, double tolerance) {
+Measurement rotation_error_growth(const CheckContext& ctx) {
   // At large positions the relation holds to the rounding of the angle: sin and cos of an angle
   // a = pos·ω known to a·2⁻⁵³. Model: |R_k PE(pos) − PE(pos+k)| ≤ c · 2⁻⁵³ (2 (pos+k) ω + k ω + 4);
   // the measured c must stay ≤ tolerance from pos = 10 to 10⁹.
@@ -232,7 +225,7 @@ Measurement rotation_error_growth(const Positions& impl, double tolerance) {
   double worst_ratio = 0;
   std::vector<std::string> rows;
   for (double pos : {1e1, 1e3, 1e5, 1e7, 1e9}) {
-    const Matrix pe = impl.encoding_at({pos, pos + double(k)}, d);
+    const Matrix pe = ctx.backend.positional_encoding({pos, pos + double(k)}, d);
     double worst = 0, ratio = 0;
     for (std::size_t i = 0; i < d / 2; ++i) {
       const double w = omega(i, d);
@@ -246,17 +239,17 @@ Measurement rotation_error_growth(const Positions& impl, double tolerance) {
     worst_ratio = std::max(worst_ratio, ratio);
     rows.push_back(fmt::format("pos={:.0e}: error {:.1e} (c = {:.2f})", pos, worst, ratio));
   }
-  return {worst_ratio, worst_ratio <= tolerance,
+  return {worst_ratio, worst_ratio <= ctx.tolerance,
           fmt::format("largest c = {:.2f}; d={}, k={}: {}", worst_ratio, d, k, fmt::join(rows, "; "))};
 }
 
-Measurement unit_pairs(const Positions& impl, double tolerance) {
+Measurement unit_pairs(const CheckContext& ctx) {
   // Every value in [−1, 1]; every complete (sin, cos) pair of unit norm; ‖PE_pos‖² = d/2 for even
   // d (relative to d/2), over 2048 positions, d = 16, 15, 512.
   double worst = 0, largest = 0;
   std::string where = "unit";
   for (std::size_t d : {16, 15, 512}) {
-    const Matrix pe = impl.encoding(2048, d);
+    const Matrix pe = backends::positional_encoding_table(ctx.backend, 2048, d);
     for (std::size_t pos = 0; pos < pe.shape(0); ++pos) {
       double norm2 = 0;
       for (std::size_t c = 0; c < d; ++c) {
@@ -273,17 +266,17 @@ Measurement unit_pairs(const Positions& impl, double tolerance) {
       }
     }
   }
-  return {worst, worst <= tolerance && largest <= 1.0,
+  return {worst, worst <= ctx.tolerance && largest <= 1.0,
           fmt::format("max |sin² + cos² − 1| and |‖PE‖²/(d/2) − 1| = {:.2e} (worst: {}); max |PE| = {}", worst, where, largest)};
 }
 
-Measurement geometric_wavelengths(const Positions& impl, double tolerance) {
+Measurement geometric_wavelengths(const CheckContext& ctx) {
   // The wavelengths read off the table (ω_i = atan2(PE(1, 2i), PE(1, 2i+1)), λ_i = 2π/ω_i): λ_0 = 2π,
   // λ_{i+1}/λ_i = 10000^(2/d), all below 10000·2π; relative errors.
   double worst = 0;
   std::string where = "geometric";
   for (std::size_t d : {16, 64, 512}) {
-    const Matrix pe = impl.encoding(2, d);
+    const Matrix pe = backends::positional_encoding_table(ctx.backend, 2, d);
     const double ratio = std::pow(10000.0, 2.0 / double(d)), two_pi = 2 * std::numbers::pi;
     double prev = 0;
     for (std::size_t i = 0; 2 * i + 1 < d; ++i) {
@@ -294,7 +287,7 @@ Measurement geometric_wavelengths(const Positions& impl, double tolerance) {
       prev = lambda;
     }
   }
-  return {worst, worst <= tolerance, fmt::format("max relative error of λ_0 = 2π and λ_(i+1)/λ_i = 10000^(2/d): {:.2e} (worst: {})", worst, where)};
+  return {worst, worst <= ctx.tolerance, fmt::format("max relative error of λ_0 = 2π and λ_(i+1)/λ_i = 10000^(2/d): {:.2e} (worst: {})", worst, where)};
 }
 
 }  // namespace vl::lessons::positions

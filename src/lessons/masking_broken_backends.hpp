@@ -1,0 +1,94 @@
+#pragma once
+// Lesson masking: the broken backends its claims must reject (specs/masking.md, "Negative
+// controls"). Each is one plausible bug in how attention applies its masks: a decorator over a
+// working backend that overrides `attention` (float and double) and forwards everything else.
+//
+// The masks it receives are the operation's own (kernels/attention.hpp, ONNX semantics):
+// `causal` with its `alignment`, `allowed` (true = may attend; the checks' key-padding mask)
+// and the additive `bias`.
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include <xtensor/xtensor.hpp>
+
+#include "backends/backend.hpp"
+#include "kernels/attention.hpp"
+
+namespace vl::lessons::masking {
+
+using backends::Backend;
+using backends::Tensor4;  // xt::xtensor<T, 4>
+
+/// Builds the causal mask itself, with a bug, and hands it to the base as a boolean mask in
+/// place of options.causal (combined with any options.allowed). Without options.causal it
+/// forwards the call unchanged.
+class CausalMaskBuiltWrong : public backends::Decorator {
+ public:
+  /// The (wrong) causal mask (Sq, Sk) in the ONNX convention: true = query i may attend key j.
+  using Builder = xt::xtensor<bool, 2> (*)(std::size_t sq, std::size_t sk, CausalAlignment alignment);
+  CausalMaskBuiltWrong(std::shared_ptr<const Backend> base, std::string name, Builder allowed);
+
+  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                       const AttentionOptions<double>& o) const override;
+  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                      const AttentionOptions<float>& o) const override;
+
+ private:
+  Builder allowed_;
+};
+
+// The wrong causal masks, for CausalMaskBuiltWrong (true = may attend).
+
+/// Shifted by one: triu(ones, diagonal=0) blocked, the diagonal too (query i sees keys j < i).
+xt::xtensor<bool, 2> diagonal_blocked(std::size_t sq, std::size_t sk, CausalAlignment alignment);
+/// Shifted the other way: triu(ones, diagonal=2) blocked, one future key let through.
+xt::xtensor<bool, 2> one_future_key(std::size_t sq, std::size_t sk, CausalAlignment alignment);
+/// The alignment ignored: always top-left.
+xt::xtensor<bool, 2> always_top_left(std::size_t sq, std::size_t sk, CausalAlignment alignment);
+/// The alignment ignored: always bottom-right.
+xt::xtensor<bool, 2> always_bottom_right(std::size_t sq, std::size_t sk, CausalAlignment alignment);
+
+/// The masks applied AFTER the softmax: W = softmax(scale · Q Kᵀ) with the hidden weights
+/// zeroed and the rows not renormalised, O = W V.
+class MaskAfterSoftmax : public backends::Decorator {
+ public:
+  using Decorator::Decorator;
+  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                       const AttentionOptions<double>& o) const override;
+  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                      const AttentionOptions<float>& o) const override;
+};
+
+/// A finite fill: every hidden score gets −1e9 added (an additive bias) in place of −∞.
+class FiniteFill : public backends::Decorator {
+ public:
+  using Decorator::Decorator;
+  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                       const AttentionOptions<double>& o) const override;
+  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                      const AttentionOptions<float>& o) const override;
+};
+
+/// −∞ fill, but a softmax without the guard for rows with no finite score:
+/// exp(−∞ − (−∞)) = NaN, as torch returns for such rows.
+class UnguardedSoftmax : public backends::Decorator {
+ public:
+  using Decorator::Decorator;
+  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                       const AttentionOptions<double>& o) const override;
+  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                      const AttentionOptions<float>& o) const override;
+};
+
+/// The boolean mask (options.allowed, the key-padding mask of the checks) dropped on the floor.
+class BooleanMaskDropped : public backends::Decorator {
+ public:
+  using Decorator::Decorator;
+  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                       const AttentionOptions<double>& o) const override;
+  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                      const AttentionOptions<float>& o) const override;
+};
+
+}  // namespace vl::lessons::masking
