@@ -3,18 +3,24 @@
 
 // The reference kernels are deterministic: the same inputs give bit-identical outputs on
 // repeated runs, and with OpenBLAS on 1 or 2 threads (set through openblas_set_num_threads,
-// found with dlsym so that the test also links against another BLAS, where it is skipped).
+// found with dlsym so that the test also links against another BLAS, where it is skipped) —
+// unless the BLAS itself is not reproducible across thread counts on this CPU (probed below),
+// where the kernels built on its GEMM are compared within rounding instead.
 // The sizes are large enough for OpenBLAS to split its GEMMs over threads.
 #include <dlfcn.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <string>
 #include <random>
 #include <vector>
 
 #include <xtensor/xtensor.hpp>
 
 #include "kernels/attention.hpp"
+#include "kernels/blas_gemm.hpp"
 #include "kernels/feature_map.hpp"
 #include "kernels/fused_attention.hpp"
 #include "kernels/linear_attention_fast.hpp"
@@ -40,6 +46,40 @@ std::vector<unsigned char> bytes(const xt::xtensor<T, N>& a) {
   std::vector<unsigned char> b(a.size() * sizeof(T));
   if (!b.empty()) std::memcpy(b.data(), a.data(), b.size());
   return b;
+}
+
+template <class T>
+const T* values(const std::vector<unsigned char>& b) {
+  return reinterpret_cast<const T*>(b.data());
+}
+
+// max |a − b| / max |a| over two outputs of the same size.
+template <class T>
+double relative_difference(const std::vector<unsigned char>& a, const std::vector<unsigned char>& b) {
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < a.size() / sizeof(T); ++i) {
+    diff = std::max(diff, std::fabs(double(values<T>(a)[i]) - double(values<T>(b)[i])));
+    scale = std::max(scale, std::fabs(double(values<T>(a)[i])));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+// Whether the BLAS itself gives the same bits on 1 and 2 threads for a product of this test's
+// sizes ((192 × 64)·(64 × 256)). OpenBLAS 0.3.21's float32 Haswell kernels (which it also runs on
+// AMD Zen 1–3) do not: measured here, 1268 of the 49152 products differ in their last bits, as
+// the threads' partition moves rows between the full and the edge micro-kernels. Its float64
+// kernels, and its SkylakeX kernels (AVX-512), do.
+template <class T>
+bool blas_reproducible_across_threads() {
+  std::mt19937_64 gen(3);
+  const auto a = uniform<T, 2>(gen, {192, 64}), b = uniform<T, 2>(gen, {256, 64});
+  auto product = [&](int threads) {
+    set_threads()(threads);
+    xt::xtensor<T, 2> c = xt::zeros<T>({192, 256});
+    vl::blas::gemm(false, true, 192, 256, 64, T(1), a.data(), 64, b.data(), 64, T(0), c.data(), 256);
+    return bytes(c);
+  };
+  return product(1) == product(2);
 }
 
 // Every output of the kernels under test, as bytes, for one thread count.
@@ -87,19 +127,36 @@ const char* const kNames[] = {"attention output", "attention weights", "causal a
                               "linear attention (chunked, 64)", "linear attention (chunked, 7)",
                               "linear attention (fast chunked, 64)"};
 
+// The outputs that do not depend on the BLAS's thread count whatever the BLAS: the fused
+// kernel keeps OpenBLAS on one thread while its own threads run.
+bool uses_threaded_blas(const std::string& name) { return name.rfind("fused attention", 0) != 0; }
+
 template <class T>
 void check_deterministic() {
   const int before = get_threads() ? get_threads()() : 1;
+  const bool blas_reproducible = !set_threads() || blas_reproducible_across_threads<T>();
   const auto one = run_all<T>(1);
   const auto again = run_all<T>(1);
   const auto two = run_all<T>(2);
   const auto two_again = run_all<T>(2);
   if (auto set = set_threads()) set(before);
+  if (!blas_reproducible)
+    BOOST_TEST_MESSAGE("this BLAS's " << (sizeof(T) == 4 ? "float32" : "float64")
+                                      << " GEMM differs between 1 and 2 threads: the kernels built on it are compared within rounding");
+  // Within rounding: each output is a dot product or a ratio of sums of at most 384 terms of
+  // magnitude ≤ 4, so two summation orders differ by at most γ_384 ≈ 384·u relative to the
+  // largest output (u = 2⁻²⁴ in float32).
+  const double rounding = 384 * std::numeric_limits<T>::epsilon() / 2;
   for (std::size_t i = 0; i < one.size(); ++i) {
     BOOST_TEST_CONTEXT(kNames[i]) {
       BOOST_TEST((one[i] == again[i]), "repeated run on 1 thread differs");
       BOOST_TEST((two[i] == two_again[i]), "repeated run on 2 threads differs");
-      BOOST_TEST((one[i] == two[i]), "1 thread and 2 threads differ");
+      if (blas_reproducible || !uses_threaded_blas(kNames[i])) {
+        BOOST_TEST((one[i] == two[i]), "1 thread and 2 threads differ");
+      } else {
+        const double d = relative_difference<T>(one[i], two[i]);
+        BOOST_TEST(d <= rounding, "1 thread and 2 threads differ by " << d << " relative, beyond rounding (" << rounding << ")");
+      }
     }
   }
 }
