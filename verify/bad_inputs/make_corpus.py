@@ -166,6 +166,10 @@ def make_specs():
     spec("claim_no_id.md", SPEC_HEAD + CLAIM.replace("id: linear-rnn.causal\n", ""))
     spec("unknown_field.md", SPEC_HEAD + CLAIM.replace("source: here", "author: me"))
     spec("no_claim.md", SPEC_HEAD + "Only prose.\n")
+    # Fences a Markdown renderer shows as a claim but the engine would not read: refused.
+    spec("tilde_claim.md", SPEC_HEAD + CLAIM + CLAIM.replace("```", "~~~").replace("causal", "tilde"))
+    spec("indented_claim.md", SPEC_HEAD + CLAIM + "  " + CLAIM.replace("causal", "indented").replace("\n", "\n  ", 6))
+    spec("unknown_subject.md", SPEC_HEAD + CLAIM.replace("kind: invariant", "kind: invariant\nsubject: ours"))
     spec("output_unknown_listing.md", SPEC_HEAD + CLAIM + "```output linear-rnn.nowhere\n1\n```\n")
     spec("rules_before_output.md", SPEC_HEAD + CLAIM + "```rules linear-rnn.main\nline 1: ws — why\n```\n")
     # Regressions (the spec fuzzer): an 'abs' that is not a number, and a rule's line number
