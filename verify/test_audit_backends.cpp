@@ -6,6 +6,10 @@
 #define BOOST_TEST_MODULE audit backends
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+
+#include <xtensor/xview.hpp>
+
 #include "backends/fused_backend.hpp"
 #include "backends/registry.hpp"
 #include "engine/audit.hpp"
@@ -102,9 +106,52 @@ BOOST_AUTO_TEST_CASE(a_computation_claim_takes_only_broken_backends) {
       }));
     }
   const auto report = audit(vl::backends::plain(), {"attention.convex-combination"}, lesson);
+  BOOST_TEST(!report.ok());
+  const auto& problems = report.lessons.at(0).problems;
+  BOOST_TEST(std::any_of(problems.begin(), problems.end(), [](const std::string& p) {
+    return p.find("'a check on code the backend does not run' of 'attention.convex-combination', a claim about the computation, "
+                  "must be a broken backend") != std::string::npos;
+  }));
+}
+
+// A backend that says it has an operation and then refuses it.
+class Inconsistent : public vl::backends::Decorator {
+ public:
+  Inconsistent() : Decorator(vl::backends::plain(), "inconsistent") {}
+  using Decorator::attention;
+  vl::AttentionResult<double, 4> attention(const vl::backends::Tensor4<double>&, const vl::backends::Tensor4<double>&,
+                                           const vl::backends::Tensor4<double>&, const vl::AttentionOptions<double>&) const override {
+    lacks(vl::backends::Op::attention);
+  }
+};
+
+BOOST_AUTO_TEST_CASE(refusing_an_operation_it_claims_is_an_error) {
+  const auto report = audit(std::make_shared<Inconsistent>(), {"attention.convex-combination"});
   const auto& c = claim(report, "attention.convex-combination");
   BOOST_TEST((c.status == vl::Status::error));
-  BOOST_TEST(c.why.find("must be a backend") != std::string::npos, c.why);
+  BOOST_TEST(c.why.find("says it has attention") != std::string::npos, c.why);
+}
+
+// A backend whose attention drops the last query row.
+class WrongShape : public vl::backends::Decorator {
+ public:
+  WrongShape() : Decorator(vl::backends::plain(), "wrong shape") {}
+  using Decorator::attention;
+  vl::AttentionResult<double, 4> attention(const vl::backends::Tensor4<double>& q, const vl::backends::Tensor4<double>& k,
+                                           const vl::backends::Tensor4<double>& v, const vl::AttentionOptions<double>& o) const override {
+    auto r = base().attention(q, k, v, o);
+    r.output = xt::view(r.output, xt::all(), xt::all(), xt::range(0, q.shape(2) - 1), xt::all());
+    return r;
+  }
+};
+
+BOOST_AUTO_TEST_CASE(a_result_of_the_wrong_shape_is_an_error_not_a_read_out_of_bounds) {
+  const auto report = audit(std::make_shared<WrongShape>(), {"attention.convex-combination"});
+  const auto& c = claim(report, "attention.convex-combination");
+  BOOST_TEST((c.status == vl::Status::error));
+  BOOST_TEST(c.why.find("backend 'wrong shape' returned an attention output of shape (1, 1, 4, 4); the operation defines (1, 1, 5, 4)") !=
+                 std::string::npos,
+             c.why);
 }
 
 BOOST_AUTO_TEST_CASE(the_backends_say_what_they_have) {
@@ -118,5 +165,10 @@ BOOST_AUTO_TEST_CASE(the_backends_say_what_they_have) {
   BOOST_TEST(fused->supports(vl::backends::Op::linear_chunked));
   BOOST_TEST(!fused->supports(vl::backends::Op::linear_parallel));
   BOOST_CHECK_THROW(fused->linear_parallel({}, {}, {}), vl::backends::Unsupported);
+  try {
+    fused->linear_parallel({}, {}, {});
+  } catch (const vl::backends::Unsupported& e) {
+    BOOST_TEST((e.op == vl::backends::Op::linear_parallel));
+  }
   BOOST_TEST(vl::backends::find("nope") == nullptr);
 }

@@ -19,7 +19,9 @@ std::string to_string(Op op) {
   return "?";
 }
 
-void Backend::lacks(Op op) const { throw Unsupported("backend '" + name() + "' has no " + to_string(op)); }
+void Backend::lacks(Op op, const std::string& why) const {
+  throw Unsupported(op, "backend '" + name() + "' has no " + to_string(op) + (why.empty() ? "" : " (" + why + ")"));
+}
 
 AttentionResult<double, 4> Backend::attention(const Tensor4<double>&, const Tensor4<double>&, const Tensor4<double>&,
                                               const AttentionOptions<double>&) const {

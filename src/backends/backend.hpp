@@ -24,7 +24,9 @@
 #include <string>
 #include <vector>
 
+#include <xtensor/xmanipulation.hpp>
 #include <xtensor/xtensor.hpp>
+#include <xtensor/xview.hpp>
 
 #include "kernels/attention.hpp"
 #include "kernels/attention_backward.hpp"
@@ -46,10 +48,12 @@ inline constexpr Op kAllOps[] = {Op::attention,           Op::attention_weights,
                                  Op::positional_encoding, Op::linear_parallel,     Op::linear_recurrent,   Op::linear_chunked};
 std::string to_string(Op op);
 
-/// A backend lacks an operation or an option: what it needed says why the claim does not apply.
+/// A backend lacks an operation (or an option of one, under that operation's name): what it
+/// needed says why the claim does not apply.
 class Unsupported : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  Unsupported(Op lacking, const std::string& what) : std::runtime_error(what), op(lacking) {}
+  Op op;
 };
 
 template <class T>
@@ -83,8 +87,8 @@ class Backend {
   virtual Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const;
 
  protected:
-  /// Throws Unsupported: "<name> has no <op>".
-  [[noreturn]] void lacks(Op op) const;
+  /// Throws Unsupported: "backend '<name>' has no <op>[ (<why>)]".
+  [[noreturn]] void lacks(Op op, const std::string& why = "") const;
 };
 
 /// A backend that forwards every operation to another: a negative control overrides the one

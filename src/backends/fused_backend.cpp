@@ -8,12 +8,14 @@ namespace vl::backends {
 
 namespace {
 template <class T>
-AttentionResult<T, 4> fused(const Backend& self, const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
+AttentionResult<T, 4> fused(const FusedBackend& self, const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
                             const AttentionOptions<T>& o) {
-  if (o.return_weights) throw Unsupported("backend '" + self.name() + "' has no attention-weights (the fused kernel never forms them)");
+  if (o.return_weights) self.refuse_weights();
   return {vl::fused_attention<T>(q, k, v, o), {}};
 }
 }  // namespace
+
+void FusedBackend::refuse_weights() const { lacks(Op::attention_weights, "the fused kernel never forms them"); }
 
 AttentionResult<double, 4> FusedBackend::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
                                                    const AttentionOptions<double>& o) const {

@@ -41,9 +41,10 @@ nlohmann::json claim_json(const ClaimResult& c) {
                       {"spec_line", c.claim.where.line},
                       {"checks", nlohmann::json::array()}};
   for (const auto& ch : c.checks) {
+    const bool ran = ch.not_applicable.empty() && ch.error.empty();
     nlohmann::json cj = {{"name", ch.name},
-                         {"measured", number(ch.measured.value)},
-                         {"passed", ch.measured.passed},
+                         {"measured", ran ? number(ch.measured.value) : nlohmann::json()},
+                         {"passed", ran && ch.measured.passed},
                          {"detail", ch.measured.detail},
                          {"series", series_json(ch.measured.series)},
                          {"error", ch.error},
@@ -51,7 +52,7 @@ nlohmann::json claim_json(const ClaimResult& c) {
                          {"controls", nlohmann::json::array()}};
     for (const auto& ctl : ch.controls)
       cj["controls"].push_back({{"name", ctl.name}, {"rejected", ctl.rejected}, {"measured", number(ctl.value)}, {"detail", ctl.detail},
-                                {"series", series_json(ctl.series)}});
+                                {"error", ctl.error}, {"series", series_json(ctl.series)}});
     j["checks"].push_back(cj);
   }
   return j;

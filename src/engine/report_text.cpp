@@ -43,7 +43,8 @@ void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
         for (const auto& ch : c.checks) {
           fmt::print(out, "          check: {}: {}\n", ch.name, ch.not_applicable.empty() ? ch.measured.detail : "not applicable");
           for (const auto& ctl : ch.controls)
-            fmt::print(out, "          control {:<45} {}: {}\n", ctl.name, ctl.rejected ? "rejected" : "PASSED (vacuous)", ctl.detail);
+            fmt::print(out, "          control {:<45} {}: {}\n", ctl.name,
+                       !ctl.error.empty() ? "COULD NOT RUN" : ctl.rejected ? "rejected" : "PASSED (vacuous)", ctl.detail);
         }
     }
     for (const auto& l : lesson.listings) {

@@ -3,6 +3,8 @@
 // comparisons, the goldens' folder, the seed module over a backend, and the one broken backend
 // more than one section's claims must reject (the masks ignored).
 #include <array>
+#include <cmath>
+#include <limits>
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -10,6 +12,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "backends/backend.hpp"
+#include "lessons/measure.hpp"
 #include "kernels/heads_attention.hpp"
 #include "numeric/numpy_random.hpp"
 
@@ -19,22 +22,7 @@ using Matrix = xt::xtensor<double, 2>;
 template <class T>
 using Tensor4 = xt::xtensor<T, 4>;
 
-inline constexpr double kInf = std::numeric_limits<double>::infinity();
-
-/// max |a − b| over two arrays of any shape with the same number of elements; ∞ on a size
-/// mismatch or a NaN (so that a broken variant producing NaN never passes).
-template <class A, class B>
-double max_diff(const A& a, const B& b) {
-  if (a.size() != b.size()) return kInf;
-  double worst = 0;
-  auto ib = b.begin();
-  for (auto ia = a.begin(); ia != a.end(); ++ia, ++ib) {
-    const double d = std::fabs(double(*ia) - double(*ib));
-    if (std::isnan(d)) return kInf;
-    worst = std::max(worst, d);
-  }
-  return worst;
-}
+inline constexpr double kInf = kInfinity;
 
 /// standard_normal of that shape (float64), drawn in C order.
 Tensor4<double> draw4(numpy::Generator& rng, std::array<std::size_t, 4> shape);

@@ -203,13 +203,19 @@ Measurement convex_combination(const CheckContext& ctx) {
           fmt::format("largest excursion outside the min/max of the visible values, relative to max|v|: {:.2e} ({})", worst, where)};
 }
 
+// Listing 1's goldens are one head, (n, ·): seen as (1, 1, n, ·) like the case's inputs.
+xt::xarray<double> as_case_shape(xt::xarray<double> golden) {
+  if (golden.dimension() == 2) golden.reshape({std::size_t(1), std::size_t(1), golden.shape(0), golden.shape(1)});
+  return golden;
+}
+
 Measurement matches_torch(const CheckContext& ctx) {
   double worst = 0;
   std::vector<std::string> parts;
   for (const SdpaCase& c : sdpa_cases()) {
     const auto r = ctx.backend.attention(c.q, c.k, c.v, with_weights(c.options));
-    const double o = max_diff(r.output, load_golden(ctx.goldens, c.out_golden));
-    const double w = max_diff(r.weights, load_golden(ctx.goldens, c.w_golden));
+    const double o = max_diff(r.output, as_case_shape(load_golden(ctx.goldens, c.out_golden)));
+    const double w = max_diff(r.weights, as_case_shape(load_golden(ctx.goldens, c.w_golden)));
     worst = std::max({worst, o, w});
     parts.push_back(fmt::format("{}: output {:.2e}, weights {:.2e}", c.name, o, w));
   }
@@ -217,59 +223,63 @@ Measurement matches_torch(const CheckContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Broken backends (float64 attention; float32 goes to our kernel unchanged).
+// Broken backends.
 
 // Softmaxes: the textbook one without the max subtraction (exp overflows for scores ~1e3 and
 // the row becomes inf/inf = NaN), and one that forgets to divide by the row sum.
-xt::xtensor<double, 2> softmax_without_max(const xt::xtensor<double, 2>& s) {
-  xt::xtensor<double, 2> e = xt::exp(s);
+enum class BrokenSoftmax { without_max, not_normalised };
+
+template <class T>
+xt::xtensor<T, 2> broken_softmax(const xt::xtensor<T, 2>& s, BrokenSoftmax bug) {
+  xt::xtensor<T, 2> e = s;
   for (std::size_t i = 0; i < e.shape(0); ++i) {
-    double sum = 0;
-    for (std::size_t j = 0; j < e.shape(1); ++j) sum += e(i, j);
-    for (std::size_t j = 0; j < e.shape(1); ++j) e(i, j) /= sum;
-  }
-  return e;
-}
-xt::xtensor<double, 2> softmax_not_normalised(const xt::xtensor<double, 2>& s) {
-  xt::xtensor<double, 2> e = s;
-  for (std::size_t i = 0; i < e.shape(0); ++i) {
-    double m = -kInf;
-    for (std::size_t j = 0; j < e.shape(1); ++j) m = std::max(m, e(i, j));
-    for (std::size_t j = 0; j < e.shape(1); ++j) e(i, j) = std::exp(e(i, j) - m);
+    T m = bug == BrokenSoftmax::without_max ? T(0) : -std::numeric_limits<T>::infinity();
+    if (bug == BrokenSoftmax::not_normalised)
+      for (std::size_t j = 0; j < e.shape(1); ++j) m = std::max(m, e(i, j));
+    T sum = 0;
+    for (std::size_t j = 0; j < e.shape(1); ++j) sum += (e(i, j) = std::exp(e(i, j) - m));
+    if (bug == BrokenSoftmax::without_max)
+      for (std::size_t j = 0; j < e.shape(1); ++j) e(i, j) /= sum;
   }
   return e;
 }
 
-// Attention composed by hand from scores, the masks, a given softmax and W V (Hq = Hkv):
-// S = scale · Q Kᵀ per (b, h), hidden keys −∞, W = softmax(S), O = W V.
+// Attention composed by hand from scores, the masks, a broken softmax and W V (Hq = Hkv), in
+// both precisions: S = scale · Q Kᵀ per (b, h), hidden keys −∞, W = softmax(S), O = W V.
 class WithSoftmax : public backends::Decorator {
  public:
-  using Softmax = xt::xtensor<double, 2> (*)(const xt::xtensor<double, 2>&);
-  WithSoftmax(Softmax softmax, const std::string& name) : Decorator(backends::plain(), name), softmax_(softmax) {}
-  using Decorator::attention;
+  WithSoftmax(BrokenSoftmax bug, const std::string& name) : Decorator(backends::plain(), name), bug_(bug) {}
   AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
                                        const AttentionOptions<double>& o) const override {
+    return compose<double>(q, k, v, o);
+  }
+  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                      const AttentionOptions<float>& o) const override {
+    return compose<float>(q, k, v, o);
+  }
+
+ private:
+  template <class T>
+  AttentionResult<T, 4> compose(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const {
     const std::size_t B = q.shape(0), H = q.shape(1), Sq = q.shape(2), Sk = k.shape(2);
-    const double scale = o.scale.value_or(1.0 / std::sqrt(double(q.shape(3))));
-    AttentionResult<double, 4> r{xt::zeros<double>({B, H, Sq, v.shape(3)}), xt::zeros<double>({B, H, Sq, Sk})};
+    const T scale = o.scale.value_or(T(1) / std::sqrt(static_cast<T>(q.shape(3))));
+    AttentionResult<T, 4> r{xt::zeros<T>({B, H, Sq, v.shape(3)}), xt::zeros<T>({B, H, Sq, Sk})};
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t h = 0; h < H; ++h) {
-        xt::xtensor<double, 2> s = scale * matmul<double>(xt::view(q, b, h), xt::transpose(xt::view(k, b, h)));
+        xt::xtensor<T, 2> s = scale * matmul<T>(xt::view(q, b, h), xt::transpose(xt::view(k, b, h)));
         for (std::size_t i = 0; i < Sq; ++i)
           for (std::size_t j = 0; j < Sk; ++j) {
             bool hidden = o.causal && j > i;
             if (o.allowed) hidden = hidden || !xt::broadcast(*o.allowed, std::array<std::size_t, 4>{B, H, Sq, Sk})(b, h, i, j);
-            if (hidden) s(i, j) = -kInf;
+            if (hidden) s(i, j) = -std::numeric_limits<T>::infinity();
           }
-        const xt::xtensor<double, 2> w = softmax_(s);
+        const xt::xtensor<T, 2> w = broken_softmax<T>(s, bug_);
         xt::view(r.weights, b, h) = w;
-        xt::view(r.output, b, h) = matmul<double>(w, xt::view(v, b, h));
+        xt::view(r.output, b, h) = matmul<T>(w, xt::view(v, b, h));
       }
     return r;
   }
-
- private:
-  Softmax softmax_;
+  BrokenSoftmax bug_;
 };
 
 // Attention with scale 1 whatever the options say.
@@ -288,8 +298,8 @@ class ScaleRemoved : public backends::Decorator {
 }  // namespace
 
 std::vector<ClaimCheck> lookup_checks() {
-  const auto without_max = std::make_shared<WithSoftmax>(softmax_without_max, "softmax without the max subtraction");
-  const auto not_normalised = std::make_shared<WithSoftmax>(softmax_not_normalised, "softmax not divided by the row sum");
+  const auto without_max = std::make_shared<WithSoftmax>(BrokenSoftmax::without_max, "softmax without the max subtraction");
+  const auto not_normalised = std::make_shared<WithSoftmax>(BrokenSoftmax::not_normalised, "softmax not divided by the row sum");
   const auto mask_ignored = std::make_shared<MaskIgnored>();
   const auto scale_removed = std::make_shared<ScaleRemoved>();
   return {

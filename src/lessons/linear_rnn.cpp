@@ -12,6 +12,7 @@
 #include "backends/backend.hpp"
 #include "kernels/feature_map.hpp"
 #include "kernels/linear_attention.hpp"
+#include "lessons/measure.hpp"
 #include "lessons/linear_rnn.hpp"
 #include "numeric/numpy_compare.hpp"
 #include "numeric/numpy_format.hpp"
@@ -91,12 +92,6 @@ std::vector<std::size_t> chunk_sizes(std::size_t n) {
   return b;
 }
 
-double max_abs_or_inf(const Matrix& a, const Matrix& b) {
-  if (a.shape() != b.shape()) return std::numeric_limits<double>::infinity();
-  const double d = numpy::max_abs_diff(a, b);
-  return std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
-}
-
 // One form of causal linear attention as the judged backend computes it: φ(Q), φ(K), V → O.
 struct Form {
   std::string name;
@@ -139,12 +134,14 @@ template <class Sweep>
 Findings over_each_form(const std::vector<Form>& forms, const std::string& where_if_none, Sweep sweep) {
   Findings all;
   all.where = where_if_none;
+  backends::Op lacking = backends::Op::linear_parallel;
   for (const Form& form : forms) {
     Finding f;
     try {
       f = sweep(form);
     } catch (const backends::Unsupported& e) {
       all.lacking.push_back(e.what());
+      lacking = e.op;
       continue;
     }
     all.checked.push_back(form.name);
@@ -152,7 +149,7 @@ Findings over_each_form(const std::vector<Form>& forms, const std::string& where
     if (!f.failure.empty()) all.failures.push_back(f.failure);
   }
   if (all.checked.empty())
-    throw backends::Unsupported(fmt::format("no form of causal linear attention: {}", fmt::join(all.lacking, "; ")));
+    throw backends::Unsupported(lacking, fmt::format("no form of causal linear attention: {}", fmt::join(all.lacking, "; ")));
   return all;
 }
 
@@ -172,10 +169,10 @@ Measurement forms_agree(const CheckContext& ctx) {
   for (const Case& c : kCases) {
     const Inputs in = draw_inputs(c.n, c.d_k, c.d_v, 1000 + c.n);
     const Matrix rec = b.linear_recurrent(in.pq, in.pk, in.v);
-    const double par = max_abs_or_inf(b.linear_parallel(in.pq, in.pk, in.v), rec);
+    const double par = max_diff(b.linear_parallel(in.pq, in.pk, in.v), rec);
     if (par > worst) { worst = par; where = fmt::format("parallel vs recurrent, n={} d_k={} d_v={}", c.n, c.d_k, c.d_v); }
     for (std::size_t chunk : chunk_sizes(c.n)) {
-      const double blk = max_abs_or_inf(b.linear_chunked(in.pq, in.pk, in.v, chunk), rec);
+      const double blk = max_diff(b.linear_chunked(in.pq, in.pk, in.v, chunk), rec);
       if (blk > worst) { worst = blk; where = fmt::format("chunked vs recurrent, n={} d_k={} d_v={} B={}", c.n, c.d_k, c.d_v, chunk); }
       ++compared;
     }
@@ -265,11 +262,11 @@ Measurement causal(const CheckContext& ctx) {
         const Matrix out_b = form.run(b.pq, b.pk, b.v);
         const Matrix prefix_a = xt::view(out_a, xt::range(0, t + 1), xt::all());
         const Matrix prefix_b = xt::view(out_b, xt::range(0, t + 1), xt::all());
-        const double moved = max_abs_or_inf(prefix_a, prefix_b);
+        const double moved = max_diff(prefix_a, prefix_b);
         if (moved > f.worst) { f.worst = moved; f.where = fmt::format("{} form, n={}, tokens after t={} changed", form.name, c.n, t); }
         const Matrix after_a = xt::view(out_a, later, xt::all());
         const Matrix after_b = xt::view(out_b, later, xt::all());
-        if (max_abs_or_inf(after_a, after_b) == 0) f.failure = fmt::format("{} form, n={}, t={}: outputs after t unchanged", form.name, c.n, t);
+        if (max_diff(after_a, after_b) == 0) f.failure = fmt::format("{} form, n={}, t={}: outputs after t unchanged", form.name, c.n, t);
       }
     }
     return f;

@@ -82,6 +82,23 @@ Matrix ChunkedShortLastChunkSkipped::linear_chunked(const Matrix& pq, const Matr
   return chunk_by_chunk(pq, pk, v, chunk, whole_chunks_only, /*carry_state=*/true);
 }
 
+Matrix ChunkedOneFutureToken::linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const {
+  // Inside a chunk, tril(q kᵀ, 1): token i also sees token i + 1 of its chunk.
+  const ChunkAnswer one_ahead = [](const Matrix& q, const Matrix& k, const Matrix& vv, const State& before) -> Matrix {
+    const Matrix a = causal_affinities<double>(q, k, 1);
+    return divide_rows<double>(matmul<double>(a, vv) + before.numerators(q), xt::eval(xt::sum(a, {1}) + before.normalisers(q)));
+  };
+  return chunk_by_chunk(pq, pk, v, chunk, one_ahead, /*carry_state=*/true);
+}
+
+Matrix ChunkedNormaliserDropped::linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const {
+  // O_c = tril(q kᵀ) v + q Sᵀ: a sum over the tokens seen, not a weighted mean.
+  const ChunkAnswer unnormalised = [](const Matrix& q, const Matrix& k, const Matrix& vv, const State& before) -> Matrix {
+    return matmul<double>(causal_affinities<double>(q, k), vv) + before.numerators(q);
+  };
+  return chunk_by_chunk(pq, pk, v, chunk, unnormalised, /*carry_state=*/true);
+}
+
 Matrix ParallelNormaliserDropped::linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const {
   return matmul<double>(causal_affinities<double>(pq, pk), v);
 }

@@ -22,6 +22,22 @@ class ChunkedShortLastChunkSkipped : public backends::Decorator {
                                   std::size_t chunk) const override;
 };
 
+/// linear_chunked whose table inside a chunk lets one future token through: tril(φQ_c φK_cᵀ, 1).
+class ChunkedOneFutureToken : public backends::Decorator {
+ public:
+  using Decorator::Decorator;
+  backends::Matrix linear_chunked(const backends::Matrix& pq, const backends::Matrix& pk, const backends::Matrix& v,
+                                  std::size_t chunk) const override;
+};
+
+/// linear_chunked without the division by the normalisers: a sum, not a weighted mean.
+class ChunkedNormaliserDropped : public backends::Decorator {
+ public:
+  using Decorator::Decorator;
+  backends::Matrix linear_chunked(const backends::Matrix& pq, const backends::Matrix& pk, const backends::Matrix& v,
+                                  std::size_t chunk) const override;
+};
+
 /// linear_parallel without the division by the row sums: O = A V, a sum, not a weighted mean.
 class ParallelNormaliserDropped : public backends::Decorator {
  public:

@@ -79,11 +79,13 @@ Lesson lesson() {
   l.checks.push_back({"linear-rnn.convex-combination", "outputs inside the running min/max of the values, each form",
                       convex_combination,
                       {broken<ParallelNormaliserDropped>("normaliser dropped"),
-                       broken<RecurrentNormaliserNotUpdated>("recurrent normaliser z not updated")}});
+                       broken<RecurrentNormaliserNotUpdated>("recurrent normaliser z not updated"),
+                       broken<ChunkedNormaliserDropped>("chunked normaliser dropped")}});
 
   l.checks.push_back({"linear-rnn.causal", "tokens after t replaced: outputs up to t bit for bit, each form", causal,
                       {broken<ParallelOneFutureToken>("mask lets one future token through"),
-                       broken<RecurrentReadsAhead>("recurrent form reads one token ahead")}});
+                       broken<RecurrentReadsAhead>("recurrent form reads one token ahead"),
+                       broken<ChunkedOneFutureToken>("chunk's table lets one future token through")}});
 
   l.checks.push_back({"linear-rnn.chunked-linear-cost", "multiply-adds counted at n = 256 … 4096",
                       [](const CheckContext& ctx) { return chunked_cost_linear(our_chunked, ctx.tolerance); },

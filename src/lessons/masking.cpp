@@ -5,6 +5,7 @@
 // without the causal mask on x and on x with positions 5-7 redrawn, and the two printed lines.
 // The checks verify the lesson's claims over sweeps of batch, heads, lengths and alignments, each
 // against broken variants it must reject.
+#include "lessons/measure.hpp"
 #include "lessons/masking.hpp"
 
 #include <algorithm>
@@ -102,17 +103,6 @@ auto seq(T&& t, std::size_t from, std::size_t to) {
   return xt::view(std::forward<T>(t), xt::all(), xt::all(), xt::range(from, to), xt::all());
 }
 
-double max_abs_or_inf(const xt::xarray<double>& a, const xt::xarray<double>& b) {
-  if (a.shape() != b.shape()) return kInf;
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double d = std::fabs(a.flat(i) - b.flat(i));
-    if (std::isnan(d)) return kInf;
-    worst = std::max(worst, d);
-  }
-  return worst;
-}
-
 // The operation's options: no mask; the causal mask of an alignment; the weights returned too.
 AttentionOptions<double> unmasked() { return {}; }
 AttentionOptions<double> causal(CausalAlignment al = CausalAlignment::top_left) {
@@ -188,9 +178,8 @@ Measurement first_position_self(const CheckContext& ctx) {
       const auto r = ctx.backend.attention(in.q, in.k, in.v, with_weights(causal(CausalAlignment::top_left)));
       for (std::size_t b = 0; b < c.b; ++b)
         for (std::size_t h = 0; h < c.h; ++h) {
-          double err = std::fabs(r.weights(b, h, 0, 0) - 1.0);
-          for (std::size_t x = 0; x < c.d; ++x) err = std::max(err, std::fabs(r.output(b, h, 0, x) - in.v(b, h, 0, x)));
-          if (std::isnan(err)) err = kInf;
+          double err = worse(0, std::fabs(r.weights(b, h, 0, 0) - 1.0));
+          for (std::size_t x = 0; x < c.d; ++x) err = worse(err, std::fabs(r.output(b, h, 0, x) - in.v(b, h, 0, x)));
           if (err > worst) {
             worst = err;
             where = fmt::format("S={} Sk={}: w[0,0] = {}, output row 0 off by up to {:.3g}", c.s, sk, r.weights(b, h, 0, 0), err);
@@ -219,16 +208,16 @@ Measurement prefix_unchanged(const CheckContext& ctx) {
       seq(b.k, p, c.s) = seq(fresh.k, p, c.s);
       seq(b.v, p, c.s) = seq(fresh.v, p, c.s);
       const auto ra = ctx.backend.attention(a.q, a.k, a.v, causal()), rb = ctx.backend.attention(b.q, b.k, b.v, causal());
-      const double moved = max_abs_or_inf(seq(ra.output, 0, p), seq(rb.output, 0, p));
+      const double moved = max_diff(seq(ra.output, 0, p), seq(rb.output, 0, p));
       if (moved > worst) { worst = moved; where = fmt::format("S={}, positions ≥ {} changed", c.s, p); }
       for (std::size_t t = p; t < c.s; ++t)
-        if (max_abs_or_inf(seq(ra.output, t, t + 1), seq(rb.output, t, t + 1)) == 0) {
+        if (max_diff(seq(ra.output, t, t + 1), seq(rb.output, t, t + 1)) == 0) {
           later_moved = false;
           why_not = fmt::format("; BUT output {} did not move (S={}, p={})", t, c.s, p);
         }
       const auto ua = ctx.backend.attention(a.q, a.k, a.v, unmasked()), ub = ctx.backend.attention(b.q, b.k, b.v, unmasked());
       for (std::size_t t = 0; t < c.s; ++t)
-        if (max_abs_or_inf(seq(ua.output, t, t + 1), seq(ub.output, t, t + 1)) == 0) {
+        if (max_diff(seq(ua.output, t, t + 1), seq(ub.output, t, t + 1)) == 0) {
           unmasked_all_moved = false;
           why_not = fmt::format("; BUT without a mask output {} did not move (S={}, p={})", t, c.s, p);
         }
@@ -251,7 +240,7 @@ Measurement one_pass_equals_decoding(const CheckContext& ctx) {
     for (std::size_t t = 0; t < c.s; ++t) {
       const Tensor4<double> q = seq(in.q, t, t + 1), k = seq(in.k, 0, t + 1), v = seq(in.v, 0, t + 1);
       const auto step = ctx.backend.attention(q, k, v, causal(CausalAlignment::bottom_right));
-      const double diff = max_abs_or_inf(seq(full.output, t, t + 1), step.output);
+      const double diff = max_diff(seq(full.output, t, t + 1), step.output);
       if (diff > worst) { worst = diff; where = fmt::format("S={}, step {}", c.s, t); }
       ++steps;
     }
@@ -273,8 +262,8 @@ Measurement alignment(const CheckContext& ctx) {
       const Tensor4<double> last = seq(in.q, c.s - r, c.s), first = seq(in.q, 0, r);
       const auto br = ctx.backend.attention(last, in.k, in.v, causal(CausalAlignment::bottom_right));
       const auto tl = ctx.backend.attention(first, in.k, in.v, causal(CausalAlignment::top_left));
-      const double d_br = max_abs_or_inf(seq(full.output, c.s - r, c.s), br.output);
-      const double d_tl = max_abs_or_inf(seq(full.output, 0, r), tl.output);
+      const double d_br = max_diff(seq(full.output, c.s - r, c.s), br.output);
+      const double d_tl = max_diff(seq(full.output, 0, r), tl.output);
       if (d_br > worst) { worst = d_br; where = fmt::format("last {} of {} queries, bottom-right", r, c.s); }
       if (d_tl > worst) { worst = d_tl; where = fmt::format("first {} of {} queries, top-left", r, c.s); }
     }
@@ -309,7 +298,7 @@ Measurement padding_ignored(const CheckContext& ctx) {
             const double w = std::fabs(ra.weights(s, h, i, j));
             worst_weight = std::max(worst_weight, std::isnan(w) ? kInf : w);
           }
-    worst_move = std::max(worst_move, max_abs_or_inf(ra.output, rb.output));
+    worst_move = std::max(worst_move, max_diff(ra.output, rb.output));
   }
   const double worst = std::max(worst_weight, worst_move);
   return {worst, worst <= ctx.tolerance,
@@ -334,9 +323,8 @@ Measurement fully_masked_row_zero(const CheckContext& ctx) {
           if (!none) continue;
           ++rows;
           double mag = 0;
-          for (std::size_t j = 0; j < s[3]; ++j) mag = std::max(mag, std::fabs(r.weights(b, h, i, j)));
-          for (std::size_t x = 0; x < r.output.shape(3); ++x) mag = std::max(mag, std::fabs(r.output(b, h, i, x)));
-          if (std::isnan(r.weights(b, h, i, 0)) || std::isnan(r.output(b, h, i, 0))) mag = kInf;
+          for (std::size_t j = 0; j < s[3]; ++j) mag = worse(mag, std::fabs(r.weights(b, h, i, j)));
+          for (std::size_t x = 0; x < r.output.shape(3); ++x) mag = worse(mag, std::fabs(r.output(b, h, i, x)));
           if (mag > worst) { worst = mag; where = fmt::format("{}, query {}: |weight| or |output| up to {:.3g}", what, i, mag); }
         }
   };

@@ -5,6 +5,7 @@
 // weights, input and permutation from torch's generator (our torch-compatible one), with and
 // without the encoding, and the rotation check, with its three printed lines. The checks verify
 // the claims over sweeps of sizes, permutations and positions, each against broken variants.
+#include "lessons/measure.hpp"
 #include "lessons/positions.hpp"
 
 #include <algorithm>
@@ -27,12 +28,6 @@ namespace vl::lessons::positions {
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kEps = 0x1p-53;  // unit round-off of float64
-
-double max_abs_or_inf(const xt::xarray<double>& a, const xt::xarray<double>& b) {
-  if (a.shape() != b.shape()) return kInf;
-  const double d = numpy::max_abs_diff(a, b);
-  return std::isnan(d) ? kInf : d;
-}
 
 // ω_i as the lesson writes it: 1 / 10000 ** (2 * i / d).
 double omega(std::size_t i, std::size_t d) { return 1.0 / std::pow(10000.0, double(2 * i) / double(d)); }
@@ -158,7 +153,7 @@ Measurement permutation_equivariant(const CheckContext& ctx) {
     const auto base = self_attention(ctx.backend, in, m.h, in.x);
     for (const auto& perm : in.perms) {
       const auto moved = self_attention(ctx.backend, in, m.h, permute_rows(in.x, perm));
-      const double e = std::max(max_abs_or_inf(moved.output, permute_rows(base.output, perm)), weights_mismatch(moved.weights, base.weights, perm));
+      const double e = worse(max_diff(moved.output, permute_rows(base.output, perm)), weights_mismatch(moved.weights, base.weights, perm));
       if (e > worst) { worst = e; where = fmt::format("n={} d={} h={}", m.n, m.d, m.h); }
       ++cases;
     }
@@ -181,7 +176,7 @@ Measurement encoding_breaks_equivariance(const CheckContext& ctx) {
     const auto base = self_attention(ctx.backend, in, m.h, Matrix(in.x + P));
     for (const auto& perm : in.perms) {
       const auto moved = self_attention(ctx.backend, in, m.h, Matrix(permute_rows(in.x, perm) + P));
-      const double out_err = max_abs_or_inf(moved.output, permute_rows(base.output, perm));
+      const double out_err = max_diff(moved.output, permute_rows(base.output, perm));
       const double w_err = weights_mismatch(moved.weights, base.weights, perm);
       const double e = std::min(out_err, w_err);
       if (e < least) { least = e; where = fmt::format("n={} d={} h={}: outputs differ by {:.2e}, weights by {:.2e}", m.n, m.d, m.h, out_err, w_err); }
@@ -206,9 +201,8 @@ Measurement shift_is_rotation(const CheckContext& ctx) {
         for (std::size_t i = 0; 2 * i + 1 < d; ++i) {
           const auto R = pe_rotation<double>(omega(i, d), double(k));
           const double a = pe(pos, 2 * i), b = pe(pos, 2 * i + 1);
-          double e = std::max(std::fabs(R(0, 0) * a + R(0, 1) * b - pe(pos + k, 2 * i)),
-                              std::fabs(R(1, 0) * a + R(1, 1) * b - pe(pos + k, 2 * i + 1)));
-          if (std::isnan(e)) e = kInf;
+          const double e = worse(worse(0, std::fabs(R(0, 0) * a + R(0, 1) * b - pe(pos + k, 2 * i))),
+                                 std::fabs(R(1, 0) * a + R(1, 1) * b - pe(pos + k, 2 * i + 1)));
           if (e > worst) { worst = e; where = fmt::format("d={} pos={} k={} pair {}", d, pos, k, i); }
           ++checked;
         }
@@ -231,8 +225,8 @@ Measurement rotation_error_growth(const CheckContext& ctx) {
       const double w = omega(i, d);
       const auto R = pe_rotation<double>(w, double(k));
       const double a = pe(0, 2 * i), b = pe(0, 2 * i + 1);
-      double e = std::max(std::fabs(R(0, 0) * a + R(0, 1) * b - pe(1, 2 * i)), std::fabs(R(1, 0) * a + R(1, 1) * b - pe(1, 2 * i + 1)));
-      if (std::isnan(e)) e = kInf;
+      const double e =
+          worse(worse(0, std::fabs(R(0, 0) * a + R(0, 1) * b - pe(1, 2 * i))), std::fabs(R(1, 0) * a + R(1, 1) * b - pe(1, 2 * i + 1)));
       worst = std::max(worst, e);
       ratio = std::max(ratio, e / (kEps * (2 * (pos + double(k)) * w + double(k) * w + 4)));
     }

@@ -231,7 +231,7 @@ class RealTree(unittest.TestCase):
         declared = vl_component_lines()
         self.assertTrue(declared)
         self.assertEqual({c: v["links"] for c, v in self.graph["components"].items()}, declared)
-        self.assertEqual(self.graph["libraries"]["vl"]["links"], ["vl_lessons"])
+        self.assertEqual(self.graph["libraries"]["vl"]["links"], ["vl_lessons", "vl_onnx"])
         cli = self.graph["targets"]["lessons"]
         self.assertEqual(cli["links"], ["vl"])
         self.assertTrue(cli["sources"])
