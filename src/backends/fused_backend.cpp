@@ -11,7 +11,9 @@ template <class T>
 AttentionResult<T, 4> fused(const Backend& self, const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
                             const AttentionOptions<T>& o) {
   if (o.return_weights) throw Unsupported("backend '" + self.name() + "' has no attention-weights (the fused kernel never forms them)");
-  return {vl::fused_attention<T>(q, k, v, o), {}};
+  if (o.return_scores) throw Unsupported("backend '" + self.name() + "' has no score intermediates (the fused kernel never forms them)");
+  if (o.round) throw Unsupported("backend '" + self.name() + "' has no storage rounding");
+  return {vl::fused_attention<T>(q, k, v, o), {}, {}};
 }
 }  // namespace
 

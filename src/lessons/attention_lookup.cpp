@@ -251,7 +251,7 @@ class WithSoftmax : public backends::Decorator {
                                        const AttentionOptions<double>& o) const override {
     const std::size_t B = q.shape(0), H = q.shape(1), Sq = q.shape(2), Sk = k.shape(2);
     const double scale = o.scale.value_or(1.0 / std::sqrt(double(q.shape(3))));
-    AttentionResult<double, 4> r{xt::zeros<double>({B, H, Sq, v.shape(3)}), xt::zeros<double>({B, H, Sq, Sk})};
+    AttentionResult<double, 4> r{xt::zeros<double>({B, H, Sq, v.shape(3)}), xt::zeros<double>({B, H, Sq, Sk}), {}};
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t h = 0; h < H; ++h) {
         xt::xtensor<double, 2> s = scale * matmul<double>(xt::view(q, b, h), xt::transpose(xt::view(k, b, h)));
