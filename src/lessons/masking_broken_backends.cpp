@@ -201,4 +201,43 @@ AttentionResult<float, 4> BooleanMaskDropped::attention(const Tensor4<float>& q,
   return boolean_mask_dropped<float>(base(), q, k, v, o);
 }
 
+namespace {
+template <class T>
+AttentionOptions<T> window_wrong(AttentionOptions<T> o, bool widen) {
+  if (o.left_window >= 0) o.left_window = widen ? o.left_window + 1 : -1;
+  return o;
+}
+}  // namespace
+
+WindowBuiltWrong::WindowBuiltWrong(std::shared_ptr<const Backend> base, std::string name, bool widen)
+    : Decorator(std::move(base), std::move(name)), widen_(widen) {}
+AttentionResult<double, 4> WindowBuiltWrong::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                                       const AttentionOptions<double>& o) const {
+  return base().attention(q, k, v, window_wrong(o, widen_));
+}
+AttentionResult<float, 4> WindowBuiltWrong::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                                      const AttentionOptions<float>& o) const {
+  return base().attention(q, k, v, window_wrong(o, widen_));
+}
+
+namespace {
+template <class T>
+AttentionOptions<T> cache_wrong(AttentionOptions<T> o, CacheBuiltWrong::Bug bug) {
+  if (bug == CacheBuiltWrong::Bug::lengths_dropped) o.kv_lengths.reset();
+  else o.first_query.reset();
+  return o;
+}
+}  // namespace
+
+CacheBuiltWrong::CacheBuiltWrong(std::shared_ptr<const Backend> base, std::string name, Bug bug)
+    : Decorator(std::move(base), std::move(name)), bug_(bug) {}
+AttentionResult<double, 4> CacheBuiltWrong::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                                      const AttentionOptions<double>& o) const {
+  return base().attention(q, k, v, cache_wrong(o, bug_));
+}
+AttentionResult<float, 4> CacheBuiltWrong::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                                     const AttentionOptions<float>& o) const {
+  return base().attention(q, k, v, cache_wrong(o, bug_));
+}
+
 }  // namespace vl::lessons::masking
