@@ -205,18 +205,6 @@ void eval_attention(const AttentionArgs& a, Precision p) {
     k4 = to4(k);
     v4 = to4(v);
   }
-  // Scores beyond T's range become ±inf: a row of −inf reads as fully masked (a zero output,
-  // silently), +inf gives NaN. |s_ij| ≤ |scale|·D·max|q|·max|k|: refuse when that may overflow.
-  {
-    const double scale = a.scale ? std::abs(*a.scale) : 1 / std::sqrt(double(q4.shape(3)));
-    const double mq = xt::amax(xt::abs(q4))(), mk = xt::amax(xt::abs(k4))();
-    if (scale > 0 && mq > 0 && mk > 0 &&
-        std::log(scale) + std::log(double(q4.shape(3))) + std::log(mq) + std::log(mk) >
-            std::log(double(std::numeric_limits<T>::max())) - 1)
-      throw InputError(fmt::format("--q {} / --k {}: the scores may overflow {} (|scale|·D·max|q|·max|k| = {:.3g}·{}·{:.3g}·{:.3g}); "
-                                   "scale the inputs down{}", a.q, a.k, sizeof(T) == 4 ? "float32" : "float64", scale,
-                                   q4.shape(3), mq, mk, sizeof(T) == 4 ? " or use float64" : ""));
-  }
   AttentionOptions<T> options;
   if (a.scale) options.scale = T(*a.scale);
   options.causal = a.causal || a.bottom_right;
@@ -224,6 +212,22 @@ void eval_attention(const AttentionArgs& a, Precision p) {
   options.softcap = T(a.softcap);
   options.return_weights = !a.weights.empty();
   apply_cache<T>(a.cache, p, k4, v4, options);  // past keys/values, key lengths, window, score stage
+  // After the cache, whose past keys are scored too: scores beyond the computed type's range
+  // (float16's 65504 for float16 inputs) become ±inf: a row of −inf reads as fully masked (a
+  // zero output, silently), +inf gives NaN. |s_ij| ≤ |scale|·D·max|q|·max|k|: refuse when that
+  // may overflow.
+  {
+    const double largest = p == Precision::f16 ? 65504.0 : double(std::numeric_limits<T>::max());
+    const char* type = p == Precision::f16 ? "float16" : sizeof(T) == 4 ? "float32" : "float64";
+    const double scale = a.scale ? std::abs(*a.scale) : 1 / std::sqrt(double(q4.shape(3)));
+    const double mq = xt::amax(xt::abs(q4))(), mk = xt::amax(xt::abs(k4))();
+    if (scale > 0 && mq > 0 && mk > 0 &&
+        std::log(scale) + std::log(double(q4.shape(3))) + std::log(mq) + std::log(mk) >
+            std::log(largest) - 1)
+      throw InputError(fmt::format("--q {} / --k {}: the scores may overflow {} (|scale|·D·max|q|·max|k| = {:.3g}·{}·{:.3g}·{:.3g}); "
+                                   "scale the inputs down{}", a.q, a.k, type, scale, q4.shape(3), mq, mk,
+                                   p == Precision::f64 ? "" : " or use float64"));
+  }
   const Shape scores = {q4.shape(0), q4.shape(1), q4.shape(2), k4.shape(2)};
   if (!a.mask.empty()) {
     const npy::Array m = load_npy(a.mask, "--mask");

@@ -125,6 +125,8 @@ class Cache(unittest.TestCase):
             (["--nonpad-kv-seqlen", self.save("n3.npy", np.array([3, 4], dtype=np.int64))], "length 4 is outside [0, 3]"),
             (["--nonpad-kv-seqlen", self.save("nf.npy", np.array([3.0, 2.0]))], "expected integers of shape (2,)"),
         ]
+        huge_past = self.save("huge_pk.npy", np.full((2, 2, 6, 8), 1e308))
+        cases.append((["--past-key", huge_past, "--past-value", pv], "the scores may overflow float64"))
         for extra, words in cases:
             r = run(*self.base(), *extra)
             self.assertEqual(r.returncode, 2, (extra, r.stdout + r.stderr))
@@ -176,6 +178,16 @@ class Float16(unittest.TestCase):
             # and it is float16 arithmetic: the float64 answer is further away than float16 round-off at places
             y64 = numpy_float16_attention(self.q.astype(np.float64), self.k.astype(np.float64), self.v.astype(np.float64), causal)[0]
             self.assertGreater(np.abs(y.astype(np.float64) - y64).max(), 0)
+
+    def test_float16_scores_that_overflow_are_refused(self):
+        big = np.full((1, 1, 2, 8), 200, dtype=np.float16)  # scores 200·200·8/sqrt(8) > 65504
+        for name in "qkv":
+            np.save(self.path(name + ".npy"), big)
+        r = run("eval", "attention", "--q", self.path("q.npy"), "--k", self.path("k.npy"), "--v", self.path("v.npy"),
+                "--out", self.path("y.npy"))
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("the scores may overflow float16", r.stderr)
+        self.assertFalse(os.path.exists(self.path("y.npy")))
 
     def test_float16_mixed_with_float64_is_refused(self):
         np.save(self.path("q.npy"), self.q)
