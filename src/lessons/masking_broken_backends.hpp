@@ -121,4 +121,15 @@ class CacheBuiltWrong : public backends::Decorator {
   Bug bug_;
 };
 
+/// Float16 storage done wrongly (when options.round is set): the softmax computed without
+/// subtracting the row maximum, so its exponentials overflow float16 beyond 11.09.
+class Float16SoftmaxUnshifted : public backends::Decorator {
+ public:
+  using Decorator::Decorator;
+  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                       const AttentionOptions<double>& o) const override;
+  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                      const AttentionOptions<float>& o) const override;
+};
+
 }  // namespace vl::lessons::masking

@@ -26,6 +26,7 @@ Lesson lesson() {
   const auto window_wide = std::make_shared<WindowBuiltWrong>(plain, "window-one-key-wider", true);
   const auto window_dropped = std::make_shared<WindowBuiltWrong>(plain, "window-dropped", false);
   const auto lengths_dropped = std::make_shared<CacheBuiltWrong>(plain, "cache-lengths-dropped", CacheBuiltWrong::Bug::lengths_dropped);
+  const auto no_shift = std::make_shared<Float16SoftmaxUnshifted>(plain, "float16-softmax-no-max-shift");
   const auto position_dropped = std::make_shared<CacheBuiltWrong>(plain, "cache-position-dropped", CacheBuiltWrong::Bug::position_dropped);
 
   l.checks.push_back({"masking.masked-weights-zero", "hidden weights exactly 0, rows sum to 1, 6 shapes × 2 alignments × 2 score scales",
@@ -73,6 +74,10 @@ Lesson lesson() {
                       {broken_backend("nonpad_kv_seqlen ignored: the padding attended", lengths_dropped),
                        broken_backend("past length ignored: the queries at position 0", position_dropped),
                        broken_backend("mask lets one future key through", future)}});
+
+  l.checks.push_back({"masking.float16-bound", "float16 storage vs float64: |O16 − O64| within the bound derived from u = 2^-11",
+                      float16_bound,
+                      {broken_backend("float16 softmax without the max shift (exp overflows)", no_shift)}});
   return l;
 }
 
