@@ -169,9 +169,10 @@ BOOST_AUTO_TEST_CASE(an_output_we_cannot_compute_makes_the_case_skip) {
   const auto at = std::search(m.begin(), m.end(), name.begin(), name.end());
   BOOST_TEST_REQUIRE((at != m.end()));
   bool patched = false;
-  for (auto it = at + static_cast<std::ptrdiff_t>(name.size()); it + 1 < m.end() && it < at + 40; ++it) {
-    if (it[0] == 0x18 && it[1] == 0x02) {  // AttributeProto field 3 (i) = 2
-      it[1] = 0x07;
+  const std::size_t from = static_cast<std::size_t>(at - m.begin()) + name.size();
+  for (std::size_t i = from; i + 1 < m.size() && i < from + 40; ++i) {
+    if (m[i] == 0x18 && m[i + 1] == 0x02) {  // AttributeProto field 3 (i) = 2
+      m[i + 1] = 0x07;
       patched = true;
       break;
     }
