@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <optional>
 #include <random>
 
 #include <xtensor/xmath.hpp>
@@ -44,6 +45,9 @@ struct Case {
   vl::CausalAlignment align = vl::CausalAlignment::top_left;
   int mask = 0;  // 0 none, 1 bool (B,1,Sq,Sk)-broadcast, 2 additive (Sk) row, 3 both
   double softcap = 0;
+  std::ptrdiff_t left = -1, right = -1;    // sliding window
+  std::vector<std::size_t> kv_lengths = {};  // per batch; empty = all Sk keys
+  std::optional<std::ptrdiff_t> first_query = std::nullopt;
 };
 
 template <class T, class Steps = vl::FusedSteps>
@@ -54,6 +58,9 @@ double compare(const Case& c, const vl::FusedConfig& cfg, std::uint64_t seed, vl
   o.causal = c.causal;
   o.alignment = c.align;
   o.softcap = T(c.softcap);
+  o.left_window = c.left, o.right_window = c.right;
+  if (!c.kv_lengths.empty()) o.kv_lengths = c.kv_lengths;
+  o.first_query = c.first_query;
   if (c.mask & 1) {
     xt::xarray<bool> a = xt::zeros<bool>({c.q[0], std::size_t(1), c.q[2], c.k[2]});
     std::bernoulli_distribution keep(0.7);
@@ -86,6 +93,12 @@ const std::vector<Case>& cases() {
       {{2, 4, 65, 8}, {2, 2, 97, 8}, {2, 2, 97, 8}, false, A::top_left, 1},  // GQA + bool mask
       {{1, 3, 50, 8}, {1, 1, 77, 8}, {1, 1, 77, 4}, true, A::bottom_right, 3},  // MQA + both masks
       {{1, 1, 90, 8}, {1, 1, 90, 8}, {1, 1, 90, 8}, true, A::top_left, 2, 5.0},  // softcap
+      // sliding windows (causal and two-sided), key lengths (external cache), a KV-cache position
+      {{1, 2, 80, 8}, {1, 2, 80, 8}, {1, 2, 80, 8}, true, A::top_left, 0, 0, 9},
+      {{1, 1, 80, 8}, {1, 1, 80, 8}, {1, 1, 80, 8}, false, A::top_left, 0, 0, 5, 12},
+      {{2, 2, 40, 8}, {2, 2, 120, 8}, {2, 2, 120, 8}, true, A::bottom_right, 0, 0, -1, -1, {100, 30}},
+      {{2, 2, 40, 8}, {2, 2, 120, 8}, {2, 2, 120, 8}, true, A::bottom_right, 1, 2.0, 17, -1, {120, 60}},
+      {{1, 2, 30, 8}, {1, 2, 100, 8}, {1, 2, 100, 8}, true, A::top_left, 3, 0, 20, -1, {}, 50},
   };
   return all;
 }

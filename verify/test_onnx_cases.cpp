@@ -1,15 +1,21 @@
 #define BOOST_TEST_MODULE onnx_cases
 #include <boost/test/unit_test.hpp>
 
-// ONNX's own Attention backend cases (../shared/external/onnx-attention) run against our
-// kernel, and the protobuf reader on well-formed, truncated and corrupt bytes.
+// ONNX's own Attention backend cases (../shared/external/onnx-attention, 41 opset-23 cases,
+// and ../shared/external/onnx-node-attention, 101 cases of opsets 23–27) run against our
+// kernel; altered expectations that must fail; outputs we cannot compute that must SKIP, never
+// PASS; and the protobuf reader on well-formed, truncated and corrupt bytes.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "core/errors.hpp"
 #include "onnx/attention_case.hpp"
+#include "onnx/attention_node.hpp"
 #include "onnx/model.hpp"
 #include "onnx/protobuf_reader.hpp"
 #include "onnx/tensor_proto.hpp"
@@ -21,6 +27,7 @@ namespace {
 
 const fs::path kCases = fs::path(VL_SOURCE_DIR) / "../shared/external/onnx-attention";
 constexpr std::size_t kExpectedCases = 41;
+const fs::path kNodeCases = fs::path(VL_SOURCE_DIR) / "../shared/external/onnx-node-attention";
 
 // `f()` throws vl::InputError whose message contains `what`.
 template <class F>
@@ -35,8 +42,8 @@ void check_input_error(F f, const std::string& what) {
 }
 
 // A writable copy of an ONNX case in a scratch folder (the originals are read-only).
-fs::path copy_case(const std::string& name) {
-  const fs::path src = kCases / name;
+fs::path copy_case(const std::string& name, const fs::path& from = kCases) {
+  const fs::path src = from / name;
   if (!fs::is_directory(src)) BOOST_FAIL("missing " << src.string());
   const fs::path dir = fs::temp_directory_path() / "vl_test_onnx_cases" / name;
   if (fs::exists(dir)) {
@@ -77,6 +84,133 @@ BOOST_AUTO_TEST_CASE(all_41_onnx_attention_cases_pass) {
     passed += r.status == vl::onnx::CaseStatus::passed;
   }
   BOOST_TEST(passed == kExpectedCases);
+}
+
+BOOST_AUTO_TEST_CASE(all_101_node_cases_87_pass_and_linear_attention_skips) {
+  // Every Attention case passes with every expected output compared; the 14 LinearAttention
+  // cases (opset 27) are skipped until the linear family lands, and say why.
+  if (!fs::is_directory(kNodeCases)) BOOST_FAIL("the ONNX node cases are missing: expected them in " << kNodeCases.string());
+  const auto cases = vl::onnx::find_cases(kNodeCases);
+  BOOST_TEST(cases.size() == 101u);
+  std::size_t passed = 0, skipped = 0, outputs = 0;
+  for (const fs::path& dir : cases) {
+    const vl::onnx::CaseResult r = vl::onnx::run_case(dir);
+    BOOST_TEST_MESSAGE(vl::onnx::report_line(r));
+    const bool linear = dir.filename().string().rfind("test_linear_attention", 0) == 0;
+    BOOST_TEST_CONTEXT(vl::onnx::report_line(r)) {
+      if (linear) {
+        BOOST_TEST((r.status == vl::onnx::CaseStatus::skipped));
+        BOOST_TEST(r.reason.find("LinearAttention") != std::string::npos);
+      } else {
+        BOOST_TEST((r.status == vl::onnx::CaseStatus::passed));
+        BOOST_TEST(!r.outputs.empty());
+        for (const auto& o : r.outputs) BOOST_TEST(o.compared, "output " << o.slot << " compared");
+      }
+    }
+    passed += r.status == vl::onnx::CaseStatus::passed;
+    skipped += r.status == vl::onnx::CaseStatus::skipped;
+    outputs += r.outputs.size();
+  }
+  BOOST_TEST(passed == 87u);
+  BOOST_TEST(skipped == 14u);
+  BOOST_TEST(outputs > 87u);  // the KV-cache and qk_matmul_output cases check more than Y
+}
+
+BOOST_AUTO_TEST_CASE(float16_cases_are_compared_as_float16) {
+  // The float16 cases are computed (not skipped) and compared with the float16 tolerance
+  // rtol = 2u, atol = 2u·max|expected|, u = 2^-11.
+  for (const char* name : {"test_attention_4d_fp16", "test_attention_4d_gqa_with_past_and_present_fp16",
+                           "test_attention_4d_gqa_causal_nonpad_decode_fp16", "test_attention_local_window_ext_cache_float16_mask",
+                           "test_attention_24_qk_matmul_output_mode3_softmax_precision"}) {
+    const auto r = vl::onnx::run_case(kNodeCases / name);
+    BOOST_TEST_CONTEXT(vl::onnx::report_line(r)) {
+      BOOST_TEST((r.status == vl::onnx::CaseStatus::passed));
+      for (const auto& o : r.outputs) {
+        BOOST_TEST(o.type == "float16");
+        BOOST_TEST(o.rtol == std::ldexp(1.0, -10));
+        BOOST_TEST(o.atol > 0.0);
+        BOOST_TEST(o.atol <= std::ldexp(1.0, -10) * 65504);
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_altered_qk_matmul_output_fails) {
+  // test_attention_4d_with_qk_matmul (mode 0, raw scores) and _bias (mode 2, after the mask)
+  // share their inputs and shapes: given the other mode's scores, each must FAIL on output 3.
+  const fs::path raw = copy_case("test_attention_4d_with_qk_matmul", kNodeCases);
+  fs::copy_file(kNodeCases / "test_attention_4d_with_qk_matmul_bias/test_data_set_0/output_1.pb", raw / "test_data_set_0/output_1.pb",
+                fs::copy_options::overwrite_existing);
+  const auto r = vl::onnx::run_case(raw);
+  BOOST_TEST_MESSAGE(vl::onnx::report_line(r));
+  BOOST_TEST((r.status == vl::onnx::CaseStatus::failed));
+  BOOST_TEST(r.reason.find("output 3 (qk_matmul_output)") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(an_altered_float16_output_fails) {
+  // One element of the float16 Y flipped in its exponent (the last two bytes of raw_data).
+  const fs::path dir = copy_case("test_attention_4d_fp16", kNodeCases);
+  const fs::path out = dir / "test_data_set_0/output_0.pb";
+  Bytes b = vl::onnx::read_bytes(out);
+  b.back() ^= 0x40;
+  std::ofstream(out, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  const auto r = vl::onnx::run_case(dir);
+  BOOST_TEST_MESSAGE(vl::onnx::report_line(r));
+  BOOST_TEST((r.status == vl::onnx::CaseStatus::failed));
+  BOOST_TEST(r.reason.find("1 of 192 elements out of tolerance") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(an_output_we_cannot_compute_makes_the_case_skip) {
+  // qk_matmul_output_mode 2 → 7 (no such mode) in the model: Y still matches, but the case
+  // cannot compare qk_matmul_output, so it is SKIPPED with the reason, never PASSED.
+  const fs::path dir = copy_case("test_attention_4d_with_qk_matmul_bias", kNodeCases);
+  Bytes m = vl::onnx::read_bytes(dir / "model.onnx");
+  const std::string name = "qk_matmul_output_mode";
+  const auto at = std::search(m.begin(), m.end(), name.begin(), name.end());
+  BOOST_TEST_REQUIRE((at != m.end()));
+  bool patched = false;
+  const std::size_t from = static_cast<std::size_t>(at - m.begin()) + name.size();
+  for (std::size_t i = from; i + 1 < m.size() && i < from + 40; ++i) {
+    if (m[i] == 0x18 && m[i + 1] == 0x02) {  // AttributeProto field 3 (i) = 2
+      m[i + 1] = 0x07;
+      patched = true;
+      break;
+    }
+  }
+  BOOST_TEST_REQUIRE(patched);
+  std::ofstream(dir / "model.onnx", std::ios::binary).write(reinterpret_cast<const char*>(m.data()), static_cast<std::streamsize>(m.size()));
+  const auto r = vl::onnx::run_case(dir);
+  BOOST_TEST_MESSAGE(vl::onnx::report_line(r));
+  BOOST_TEST((r.status == vl::onnx::CaseStatus::skipped));
+  BOOST_TEST(r.reason.find("output 3 (qk_matmul_output) not computed: qk_matmul_output_mode 7") != std::string::npos);
+  BOOST_TEST(vl::onnx::report_line(r).rfind("SKIP ", 0) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(inputs_onnx_refuses_are_input_errors) {
+  // A cache together with nonpad_kv_seqlen, a length beyond the keys, a past of the wrong shape.
+  auto tensor = [](std::vector<std::size_t> dims, vl::onnx::DataType type = vl::onnx::DataType::float32) {
+    vl::onnx::Tensor t;
+    t.data_type = type;
+    t.dims = dims;
+    std::size_t n = 1;
+    for (auto d : dims) n *= d;
+    t.values.assign(n, 0.5);
+    return t;
+  };
+  const vl::onnx::Tensor q = tensor({1, 1, 2, 4}), k = tensor({1, 1, 2, 4}), past = tensor({1, 1, 3, 4}),
+                         bad_past = tensor({1, 1, 3, 5});
+  vl::onnx::Tensor lengths = tensor({1}, vl::onnx::DataType::int64);
+  const vl::onnx::AttentionAttributes attr;
+  using In = std::vector<const vl::onnx::Tensor*>;
+  check_input_error([&] { vl::onnx::run_attention_node(In{&q, &k, &k, nullptr, &past, &past, &lengths}, attr, {0}); },
+                    "past_key/past_value and nonpad_kv_seqlen cannot be given together");
+  check_input_error([&] { vl::onnx::run_attention_node(In{&q, &k, &k, nullptr, &bad_past, &past, nullptr}, attr, {0}); },
+                    "past_key has shape (1, 1, 3, 5)");
+  lengths.values = {3};
+  check_input_error([&] { vl::onnx::run_attention_node(In{&q, &k, &k, nullptr, nullptr, nullptr, &lengths}, attr, {0}); },
+                    "nonpad_kv_seqlen holds 3; each length must be an integer in [0, 2]");
+  lengths.values = {1};
+  BOOST_TEST(vl::onnx::run_attention_node(In{&q, &k, &k, nullptr, nullptr, nullptr, &lengths}, attr, {0}).outputs.count(0) == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(swapped_expectations_fail) {

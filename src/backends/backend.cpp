@@ -9,6 +9,8 @@ std::string to_string(Op op) {
   switch (op) {
     case Op::attention: return "attention";
     case Op::attention_weights: return "attention-weights";
+    case Op::attention_scores: return "attention-scores";
+    case Op::attention_storage_rounding: return "attention-storage-rounding";
     case Op::attention_backward: return "attention-backward";
     case Op::multi_head_attention: return "multi-head-attention";
     case Op::positional_encoding: return "positional-encoding";

@@ -8,6 +8,10 @@
 //                        causal in both alignments, scale, softcap; Q (B, Hq, Sq, D),
 //                        K (B, Hkv, Sk, D), V (B, Hkv, Sk, Dv) → O (B, Hq, Sq, Dv)
 //   attention_weights    the same call with options.return_weights: W (B, Hq, Sq, Sk) too
+//   attention_scores     the same call with options.return_scores: the score intermediates
+//                        (ONNX's qk_matmul_output modes)
+//   attention_storage_rounding  the same call with options.round: each stage rounded to a storage
+//                        format (float16 as ONNX's reference computes it)
 //   attention_backward   dQ, dK, dV of O for an upstream dO (B, Hq, Sq, Dv)
 //   multi_head_attention torch.nn.MultiheadAttention's forward (kernels/multi_head_attention.hpp):
 //                        query (B, Sq, d), key/value (B, Sk, d) → (B, Sq, d), weights (B, H, Sq, Sk)
@@ -37,6 +41,8 @@ namespace vl::backends {
 enum class Op {
   attention,
   attention_weights,
+  attention_scores,
+  attention_storage_rounding,
   attention_backward,
   multi_head_attention,
   positional_encoding,
@@ -44,8 +50,10 @@ enum class Op {
   linear_recurrent,
   linear_chunked,
 };
-inline constexpr Op kAllOps[] = {Op::attention,           Op::attention_weights,   Op::attention_backward, Op::multi_head_attention,
-                                 Op::positional_encoding, Op::linear_parallel,     Op::linear_recurrent,   Op::linear_chunked};
+inline constexpr Op kAllOps[] = {Op::attention,          Op::attention_weights,   Op::attention_scores,
+                                 Op::attention_storage_rounding, Op::attention_backward, Op::multi_head_attention,
+                                 Op::positional_encoding, Op::linear_parallel,     Op::linear_recurrent,
+                                 Op::linear_chunked};
 std::string to_string(Op op);
 
 /// A backend lacks an operation (or an option of one, under that operation's name): what it

@@ -10,12 +10,17 @@ namespace {
 template <class T>
 AttentionResult<T, 4> fused(const FusedBackend& self, const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
                             const AttentionOptions<T>& o) {
-  if (o.return_weights) self.refuse_weights();
-  return {vl::fused_attention<T>(q, k, v, o), {}};
+  if (o.return_weights) self.refuse(Op::attention_weights);
+  if (o.return_scores) self.refuse(Op::attention_scores);
+  if (o.round) self.refuse(Op::attention_storage_rounding);
+  return {vl::fused_attention<T>(q, k, v, o), {}, {}};
 }
 }  // namespace
 
-void FusedBackend::refuse_weights() const { lacks(Op::attention_weights, "the fused kernel never forms them"); }
+void FusedBackend::refuse(Op op) const {
+  lacks(op, op == Op::attention_storage_rounding ? "the fused kernel rounds nothing to a storage format"
+                                                 : "the fused kernel never forms them");
+}
 
 AttentionResult<double, 4> FusedBackend::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
                                                    const AttentionOptions<double>& o) const {

@@ -21,8 +21,9 @@ class FusedBackend : public Backend {
   AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
                                       const AttentionOptions<float>& o) const override;
   Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
-  /// Throws Unsupported for attention-weights.
-  [[noreturn]] void refuse_weights() const;
+  /// Throws Unsupported for an option of attention the fused kernel lacks (weights, the score
+  /// intermediates, rounding to a storage format).
+  [[noreturn]] void refuse(Op op) const;
 };
 
 }  // namespace vl::backends

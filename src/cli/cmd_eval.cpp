@@ -13,6 +13,7 @@
 #include <xtensor/xmanipulation.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/eval_attention_cache.hpp"
 #include "cli/eval_inputs.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/feature_map.hpp"
@@ -21,6 +22,7 @@
 #include "kernels/linear_attention.hpp"
 #include "kernels/multi_head_attention.hpp"
 #include "kernels/positional_encoding.hpp"
+#include "numeric/float16.hpp"
 #include "numeric/numpy_broadcast.hpp"
 
 namespace vl::cli {
@@ -85,8 +87,42 @@ void save_outputs(const std::string& out, const xt::xarray<T>& o, const std::str
   }
 }
 
+// Writes every (path, array) given a path, or none: if one cannot be written, those already
+// written are removed again. Outputs must be finite; a score stage may hold −∞ (masked).
+// half: write float16 ('<f2'), each value rounded to the nearest half.
+template <class T>
+void save_all(const std::vector<std::pair<std::string, xt::xarray<T>>>& files, bool half = false) {
+  for (const auto& [path, a] : files) {
+    if (path.empty()) continue;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const double x = half ? round_to_half(double(a.flat(i))) : double(a.flat(i));
+      if (std::isnan(x) || x == HUGE_VAL)
+        throw InputError(fmt::format("the result for {} holds {} at flat index {}: the inputs overflow {}", path, x, i,
+                                     half ? "float16" : sizeof(T) == 4 ? "float32" : "float64"));
+    }
+  }
+  std::vector<std::string> written;
+  try {
+    for (const auto& [path, a] : files) {
+      if (path.empty()) continue;
+      if constexpr (std::is_same_v<T, double>) {
+        if (half) npy::save_float16(path, a);
+        else npy::save(path, a);
+      } else {
+        npy::save(path, a);
+      }
+      written.push_back(path);
+    }
+  } catch (...) {
+    std::error_code ec;
+    for (const auto& w : written) std::filesystem::remove(w, ec);
+    throw;
+  }
+}
+
 // ------------------------------------------------------------------------------------------
 struct AttentionArgs {
+  AttentionCacheArgs cache;
   std::string q, k, v, mask, out, weights;
   bool causal = false, bottom_right = false;
   std::optional<double> scale;
@@ -102,6 +138,41 @@ xt::xtensor<T, 4> unpack_heads(const xt::xarray<T>& x, std::size_t heads, const 
     throw InputError(fmt::format("{}: last dimension {} is not divisible by {} heads", what, x.shape(2), heads));
   return split_heads<T>(reshaped<xt::xtensor<T, 3>>(x, {x.shape(0), x.shape(1), x.shape(2)}), heads);
 }
+
+// The results back in the input's layout, written (all or none).
+template <class T>
+void finish_attention(const AttentionArgs& a, bool packed, const xt::xarray<T>& q, const Shape& lead, const Shape& scores,
+                      const AttentionOptions<T>& options, const AttentionResult<T, 4>& r, const xt::xtensor<T, 4>& k4,
+                      const xt::xtensor<T, 4>& v4, bool half) {
+  // Give the output back in the input's layout.
+  xt::xarray<T> out, weights, qk;
+  if (packed) {
+    out = merge_heads<T>(r.output);
+    weights = r.weights;
+    qk = r.scores;
+  } else if (q.dimension() == 4) {
+    out = r.output;
+    weights = r.weights;
+    qk = r.scores;
+  } else {
+    Shape os = lead, ws = lead;
+    os.insert(os.end(), {r.output.shape(2), r.output.shape(3)});
+    out = reshaped<xt::xarray<T>>(r.output, os);
+    if (options.return_weights) {
+      ws.insert(ws.end(), {scores[2], scores[3]});
+      weights = reshaped<xt::xarray<T>>(r.weights, ws);
+    }
+    if (options.return_scores) {
+      Shape ss = lead;
+      ss.insert(ss.end(), {scores[2], scores[3]});
+      qk = reshaped<xt::xarray<T>>(r.scores, ss);
+    }
+  }
+  // present_key / present_value: (B, Hkv, past + S, D), ONNX's layout.
+  save_all<T>({{a.out, out}, {a.weights, weights}, {a.cache.qk_output.empty() ? "" : a.cache.qk_output[1], qk},
+               {a.cache.present_key, xt::xarray<T>(k4)}, {a.cache.present_value, xt::xarray<T>(v4)}}, half);
+}
+
 
 template <class T>
 void eval_attention(const AttentionArgs& a, Precision p) {
@@ -134,24 +205,29 @@ void eval_attention(const AttentionArgs& a, Precision p) {
     k4 = to4(k);
     v4 = to4(v);
   }
-  // Scores beyond T's range become ±inf: a row of −inf reads as fully masked (a zero output,
-  // silently), +inf gives NaN. |s_ij| ≤ |scale|·D·max|q|·max|k|: refuse when that may overflow.
-  {
-    const double scale = a.scale ? std::abs(*a.scale) : 1 / std::sqrt(double(q4.shape(3)));
-    const double mq = xt::amax(xt::abs(q4))(), mk = xt::amax(xt::abs(k4))();
-    if (scale > 0 && mq > 0 && mk > 0 &&
-        std::log(scale) + std::log(double(q4.shape(3))) + std::log(mq) + std::log(mk) >
-            std::log(double(std::numeric_limits<T>::max())) - 1)
-      throw InputError(fmt::format("--q {} / --k {}: the scores may overflow {} (|scale|·D·max|q|·max|k| = {:.3g}·{}·{:.3g}·{:.3g}); "
-                                   "scale the inputs down{}", a.q, a.k, sizeof(T) == 4 ? "float32" : "float64", scale,
-                                   q4.shape(3), mq, mk, sizeof(T) == 4 ? " or use float64" : ""));
-  }
   AttentionOptions<T> options;
   if (a.scale) options.scale = T(*a.scale);
   options.causal = a.causal || a.bottom_right;
   options.alignment = a.bottom_right ? CausalAlignment::bottom_right : CausalAlignment::top_left;
   options.softcap = T(a.softcap);
   options.return_weights = !a.weights.empty();
+  apply_cache<T>(a.cache, p, k4, v4, options);  // past keys/values, key lengths, window, score stage
+  // After the cache, whose past keys are scored too: scores beyond the computed type's range
+  // (float16's 65504 for float16 inputs) become ±inf: a row of −inf reads as fully masked (a
+  // zero output, silently), +inf gives NaN. |s_ij| ≤ |scale|·D·max|q|·max|k|: refuse when that
+  // may overflow.
+  {
+    const double largest = p == Precision::f16 ? 65504.0 : double(std::numeric_limits<T>::max());
+    const char* type = p == Precision::f16 ? "float16" : sizeof(T) == 4 ? "float32" : "float64";
+    const double scale = a.scale ? std::abs(*a.scale) : 1 / std::sqrt(double(q4.shape(3)));
+    const double mq = xt::amax(xt::abs(q4))(), mk = xt::amax(xt::abs(k4))();
+    if (scale > 0 && mq > 0 && mk > 0 &&
+        std::log(scale) + std::log(double(q4.shape(3))) + std::log(mq) + std::log(mk) >
+            std::log(largest) - 1)
+      throw InputError(fmt::format("--q {} / --k {}: the scores may overflow {} (|scale|·D·max|q|·max|k| = {:.3g}·{}·{:.3g}·{:.3g}); "
+                                   "scale the inputs down{}", a.q, a.k, type, scale, q4.shape(3), mq, mk,
+                                   p == Precision::f64 ? "" : " or use float64"));
+  }
   const Shape scores = {q4.shape(0), q4.shape(1), q4.shape(2), k4.shape(2)};
   if (!a.mask.empty()) {
     const npy::Array m = load_npy(a.mask, "--mask");
@@ -170,36 +246,43 @@ void eval_attention(const AttentionArgs& a, Precision p) {
         if (x == HUGE_VAL) throw InputError(fmt::format("--mask {}: holds +inf (only -inf hides a key)", a.mask));
       }
       options.bias = broadcast_mask(npy::to_xarray<T>(m), target, scores, a.mask);
+      if (p == Precision::f16)  // stored in float16 with the inputs
+        for (auto& x : *options.bias) x = T(round_to_half(double(x)));
     } else {
       throw InputError(fmt::format("--mask {}: dtype {} (a mask is bool, True = may attend, or float, added)", a.mask, m.dtype));
     }
   }
+  const bool half = p == Precision::f16;
+  if (half) {
+    // float16 as ONNX's reference (NumPy) computes it: Q and K each times √scale, stored in
+    // float16; every later stored value rounded to float16 through the softmax (through the
+    // softcapped scores with --nonpad-kv-seqlen, whose float64 mask the reference adds);
+    // the outputs rounded once. See onnx/attention_node.hpp.
+    const double scale = a.scale ? *a.scale : 1 / std::sqrt(double(q4.shape(3)));
+    const double root = round_to_half(std::sqrt(scale));
+    for (auto& x : q4) x = T(round_to_half(double(x) * root));
+    xt::xtensor<T, 4> k_scaled = k4;
+    for (auto& x : k_scaled) x = T(round_to_half(double(x) * root));
+    options.scale = T(1);
+    if constexpr (std::is_same_v<T, double>) options.round = round_to_half;
+    options.round_through = options.kv_lengths ? ScoreStage::softcapped : ScoreStage::softmax;
+    try {
+      AttentionResult<T, 4> rh = attention<T>(q4, k_scaled, v4, options);
+      return finish_attention<T>(a, packed, q, lead, scores, options, rh, k4, v4, true);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(fmt::format("eval attention: {}", e.what()));
+    }
+  }
   AttentionResult<T, 4> r;
   try {
-    // The fused kernel (online softmax, no n × n matrix) unless the weights are asked for.
-    if (options.return_weights) r = attention<T>(q4, k4, v4, options);
+    // The fused kernel (online softmax, no n × n matrix) unless the weights or a stage of the
+    // scores are asked for: those only the plain kernel forms.
+    if (options.return_weights || options.return_scores) r = attention<T>(q4, k4, v4, options);
     else r.output = fused_attention<T>(q4, k4, v4, options);
   } catch (const std::invalid_argument& e) {
     throw InputError(fmt::format("eval attention: {}", e.what()));
   }
-  // Give the output back in the input's layout.
-  xt::xarray<T> out, weights;
-  if (packed) {
-    out = merge_heads<T>(r.output);
-    weights = r.weights;
-  } else if (q.dimension() == 4) {
-    out = r.output;
-    weights = r.weights;
-  } else {
-    Shape os = lead, ws = lead;
-    os.insert(os.end(), {r.output.shape(2), r.output.shape(3)});
-    out = reshaped<xt::xarray<T>>(r.output, os);
-    if (options.return_weights) {
-      ws.insert(ws.end(), {scores[2], scores[3]});
-      weights = reshaped<xt::xarray<T>>(r.weights, ws);
-    }
-  }
-  save_outputs<T>(a.out, out, a.weights, weights);
+  finish_attention<T>(a, packed, q, lead, scores, options, r, k4, v4, false);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -314,12 +397,25 @@ void add_eval_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   att->add_option("--out", at->out, "output .npy")->required();
   att->add_option("--weights", at->weights, "also write the attention weights .npy");
+  att->add_option("--past-key", at->cache.past_key, "KV cache: past keys (B, Hkv, P, D); query i sits at position P + i");
+  att->add_option("--past-value", at->cache.past_value, "KV cache: past values (B, Hkv, P, Dv)");
+  att->add_option("--present-key", at->cache.present_key, "write concat(past, K) (B, Hkv, P + Sk, D) .npy");
+  att->add_option("--present-value", at->cache.present_value, "write concat(past, V) (B, Hkv, P + Sk, Dv) .npy");
+  att->add_option("--nonpad-kv-seqlen", at->cache.nonpad,
+                  "external cache: integer .npy (B,), valid keys per batch; query i sits at L_b - Sq + i");
+  att->add_option("--left-window", at->cache.left, "sliding window: keys at most this far back (-1 = unbounded)");
+  att->add_option("--right-window", at->cache.right, "sliding window: keys at most this far ahead (-1 = unbounded)");
+  att->add_option("--qk-output", at->cache.qk_output,
+                  "MODE FILE: write the scores at ONNX's qk_matmul_output_mode MODE (0 scaled, 1 softcapped, 2 masked, 3 softmax)")
+      ->expected(2);
   att->callback([at] {
+    check_cache_args(at->cache, at->bottom_right);
     if (at->scale && !std::isfinite(*at->scale)) throw InputError(fmt::format("--scale {}: not a finite number", *at->scale));
     if (!std::isfinite(at->softcap)) throw InputError(fmt::format("--softcap {}: not a finite number", at->softcap));
     check_output_path(at->out, "--out");
     check_output_path(at->weights, "--weights");
-    in_precision(*at, at->q, "--q", eval_attention<float>, eval_attention<double>);
+    if (precision_of(read_npy_info(at->q, "--q"), "--q", at->q, true) == Precision::f16) eval_attention<double>(*at, Precision::f16);
+    else in_precision(*at, at->q, "--q", eval_attention<float>, eval_attention<double>);
   });
 
   auto mh = std::make_shared<MhaArgs>();

@@ -14,14 +14,19 @@ void add_onnx_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "onnx", "Run ONNX Attention backend cases (model.onnx + test_data_set_0/) against our attention kernel");
   auto dir = std::make_shared<std::string>();
+  auto verbose = std::make_shared<bool>(false);
   cmd->add_option("DIR", *dir, "A folder of cases (e.g. ../shared/external/onnx-attention) or one case folder")
       ->required();
-  cmd->callback([dir] {
-    // One line per case, then "N passed, N failed[, N skipped]"; exit 1 if any failed.
+  cmd->add_flag("-v,--verbose", *verbose, "Per case: the precision computed in, and per output its errors and tolerance");
+  cmd->callback([dir, verbose] {
+    // One line per case (-v: and its details), then "N passed, N failed[, N skipped]"; a
+    // SKIP is never counted as passed; exit 1 if any failed.
     int passed = 0, failed = 0, skipped = 0;
     for (const auto& case_dir : onnx::find_cases(*dir)) {
       const onnx::CaseResult r = onnx::run_case(case_dir);
       fmt::print("{}\n", onnx::report_line(r));
+      if (*verbose)
+        for (const std::string& line : onnx::report_details(r)) fmt::print("{}\n", line);
       std::fflush(stdout);
       passed += r.status == onnx::CaseStatus::passed;
       failed += r.status == onnx::CaseStatus::failed;

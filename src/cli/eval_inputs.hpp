@@ -13,13 +13,16 @@
 
 namespace vl::cli {
 
-/// The precision `eval` computes in: that of the query (or X) input.
-enum class Precision { f32, f64 };
+/// The precision `eval` computes in: that of the query (or X) input. f16 (eval attention
+/// only): float16 emulated in double, as ONNX's reference computes it (eval_attention).
+enum class Precision { f32, f64, f16 };
 
-inline Precision precision_of(const npy::Info& info, const std::string& option, const std::string& path) {
+inline Precision precision_of(const npy::Info& info, const std::string& option, const std::string& path, bool half_ok = false) {
   if (info.dtype == "float32") return Precision::f32;
   if (info.dtype == "float64") return Precision::f64;
-  throw InputError(fmt::format("{} {}: dtype {} is not supported here (float32 or float64)", option, path, info.dtype));
+  if (info.dtype == "float16" && half_ok) return Precision::f16;
+  throw InputError(fmt::format("{} {}: dtype {} is not supported here (float32 or float64{})", option, path, info.dtype,
+                               half_ok ? " or float16" : ""));
 }
 
 /// `call` (an npy reader) with its error prefixed by the option that named the file
@@ -49,7 +52,7 @@ inline npy::Info read_npy_info(const std::string& path, const std::string& optio
 template <class T>
 xt::xarray<T> checked_input(const std::string& path, const std::string& option, Precision precision, std::size_t min_rank) {
   const npy::Info info = read_npy_info(path, option);
-  const std::string want = precision == Precision::f32 ? "float32" : "float64";
+  const std::string want = precision == Precision::f32 ? "float32" : precision == Precision::f64 ? "float64" : "float16";
   if (info.dtype != want)
     throw InputError(fmt::format("{} {}: dtype {}, but the inputs are {} (give every input the same precision)", option, path,
                                  info.dtype, want));
@@ -57,7 +60,8 @@ xt::xarray<T> checked_input(const std::string& path, const std::string& option, 
     throw InputError(fmt::format("{} {}: {} dimensions, at least {} needed", option, path, info.shape.size(), min_rank));
   for (std::size_t i = 0; i < info.shape.size(); ++i)
     if (info.shape[i] == 0) throw InputError(fmt::format("{} {}: dimension {} is empty", option, path, i));
-  xt::xarray<T> x = for_option(option, [&] { return npy::load_exact<T>(path); });
+  xt::xarray<T> x = precision == Precision::f16 ? npy::to_xarray<T>(load_npy(path, option))  // exact in double
+                                                : for_option(option, [&] { return npy::load_exact<T>(path); });
   for (std::size_t i = 0; i < x.size(); ++i)
     if (!std::isfinite(x.flat(i)))
       throw InputError(fmt::format("{} {}: value at flat index {} is {} (inputs must be finite)", option, path, i, x.flat(i)));

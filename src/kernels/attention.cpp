@@ -28,28 +28,46 @@ xt::xtensor<T, 4> broadcast_mask(const xt::xarray<M>& mask, const Shape4& target
   return xt::broadcast(xt::cast<T>(mask), target);
 }
 
-// M: the additive mask (B, Hq, Sq, Sk) combining causal, boolean and additive masks
-// (0 = attend, −∞ = hidden, anything else = a bias). Empty if there is no mask at all.
+// M: the additive mask (B, Hq, Sq, Sk) combining causal, window, key-length, boolean and
+// additive masks (0 = attend, −∞ = hidden, anything else = a bias). Empty if there is none.
 template <class T>
 xt::xtensor<T, 4> combined_mask(const AttentionOptions<T>& o, const Shape4& shape) {
-  if (!o.causal && !o.allowed && !o.bias) return {};
+  const bool window = o.left_window >= 0 || o.right_window >= 0;
+  if (!o.causal && !o.allowed && !o.bias && !window && !o.kv_lengths) return {};  // (first_query alone moves nothing)
   constexpr T neg_inf = -std::numeric_limits<T>::infinity();
   xt::xtensor<T, 4> m = o.bias ? broadcast_mask<T>(*o.bias, shape, "additive") : xt::xtensor<T, 4>(xt::zeros<T>(shape));
   if (o.allowed) {
     const xt::xtensor<T, 4> allowed = broadcast_mask<T>(*o.allowed, shape, "boolean");
     m = xt::where(xt::equal(allowed, T(0)), neg_inf, m);
   }
-  if (o.causal) {
-    // Query i may see key j iff j ≤ i + offset: offset 0 (top-left) or Sk − Sq (bottom-right).
-    const auto sq = static_cast<std::ptrdiff_t>(shape[2]), sk = static_cast<std::ptrdiff_t>(shape[3]);
-    const std::ptrdiff_t offset = o.alignment == CausalAlignment::bottom_right ? sk - sq : 0;
+  if (!o.causal && !window && !o.kv_lengths) return m;
+  const std::size_t B = shape[0];
+  const auto sq = static_cast<std::ptrdiff_t>(shape[2]), sk = static_cast<std::ptrdiff_t>(shape[3]);
+  if (o.kv_lengths && o.kv_lengths->size() != B)
+    throw std::invalid_argument(fmt::format("attention: {} key lengths for a batch of {}", o.kv_lengths->size(), B));
+  for (std::size_t b = 0; b < B; ++b) {
+    // L: the valid keys; query i sits at position p = i + offset; it sees key j iff
+    // j < L, j ≤ p (causal), p − left ≤ j (window), j ≤ p + right (window).
+    const std::ptrdiff_t L = o.kv_lengths ? static_cast<std::ptrdiff_t>((*o.kv_lengths)[b]) : sk;
+    if (L > sk) throw std::invalid_argument(fmt::format("attention: key length {} of batch {} exceeds the {} keys", L, b, sk));
+    const std::ptrdiff_t offset = o.first_query ? *o.first_query : o.alignment == CausalAlignment::bottom_right ? L - sq : 0;
     for (std::ptrdiff_t i = 0; i < sq; ++i) {
-      for (std::ptrdiff_t j = std::max<std::ptrdiff_t>(0, i + offset + 1); j < sk; ++j) {
-        xt::view(m, xt::all(), xt::all(), i, j) = neg_inf;
+      const std::ptrdiff_t p = i + offset;
+      for (std::ptrdiff_t j = 0; j < sk; ++j) {
+        const bool hidden = j >= L || (o.causal && j > p) || (o.left_window >= 0 && j < p - o.left_window) ||
+                            (o.right_window >= 0 && j > p + o.right_window);
+        if (hidden) xt::view(m, b, xt::all(), i, j) = neg_inf;
       }
     }
   }
   return m;
+}
+
+// x ← round(x) elementwise, if a storage rounding is set and `stage` is at most its last stage.
+template <class T>
+void store(xt::xtensor<T, 2>& x, const AttentionOptions<T>& o, ScoreStage stage) {
+  if (!o.round || static_cast<int>(stage) > static_cast<int>(o.round_through)) return;
+  for (auto& e : x) e = o.round(e);
 }
 
 }  // namespace
@@ -75,16 +93,39 @@ AttentionResult<T, 4> attention(const xt::xtensor<T, 4>& q, const xt::xtensor<T,
   AttentionResult<T, 4> r;
   r.output = xt::zeros<T>({B, Hq, Sq, Dv});
   if (options.return_weights) r.weights = xt::zeros<T>({B, Hq, Sq, Sk});
+  if (options.return_scores) r.scores = xt::zeros<T>({B, Hq, Sq, Sk});
+  const auto keep = [&](const xt::xtensor<T, 2>& x, ScoreStage stage, std::size_t b, std::size_t h) {
+    if (options.return_scores == stage) xt::view(r.scores, b, h, xt::all(), xt::all()) = x;
+  };
   for (std::size_t b = 0; b < B; ++b) {
     for (std::size_t h = 0; h < Hq; ++h) {
       const std::size_t hkv = h / group;
-      // scores = scale · Q Kᵀ : (Sq, Sk)
+      // S0 = scale · Q Kᵀ : (Sq, Sk)   (a storage rounding sees scale = 1: the caller folds it in)
       xt::xtensor<T, 2> scores =
           scale * matmul<T>(xt::view(q, b, h, xt::all(), xt::all()),
                             xt::transpose(xt::view(k, b, hkv, xt::all(), xt::all())));
-      if (options.softcap > 0) scores = options.softcap * xt::tanh(scores / options.softcap);
-      if (mask.size() > 0) scores += xt::view(mask, b, h, xt::all(), xt::all());
-      const xt::xtensor<T, 2> w = softmax_rows(scores);
+      store(scores, options, ScoreStage::raw);
+      keep(scores, ScoreStage::raw, b, h);
+      // S1 = c · tanh(S0 / c), each of the three results stored
+      if (options.softcap > 0) {
+        scores = scores / options.softcap;
+        store(scores, options, ScoreStage::softcapped);
+        scores = xt::tanh(scores);
+        store(scores, options, ScoreStage::softcapped);
+        scores = options.softcap * scores;
+        store(scores, options, ScoreStage::softcapped);
+      }
+      keep(scores, ScoreStage::softcapped, b, h);
+      // S2 = S1 + M
+      if (mask.size() > 0) {
+        scores += xt::view(mask, b, h, xt::all(), xt::all());
+        store(scores, options, ScoreStage::masked);
+      }
+      keep(scores, ScoreStage::masked, b, h);
+      // W = softmax(S2), row by row
+      const bool round_softmax = options.round && options.round_through == ScoreStage::softmax;
+      const xt::xtensor<T, 2> w = round_softmax ? softmax_rows(scores, options.round) : softmax_rows(scores);
+      keep(w, ScoreStage::softmax, b, h);
       // O = W V : (Sq, Dv)
       xt::view(r.output, b, h, xt::all(), xt::all()) = matmul<T>(w, xt::view(v, b, hkv, xt::all(), xt::all()));
       if (options.return_weights) xt::view(r.weights, b, h, xt::all(), xt::all()) = w;
@@ -104,6 +145,7 @@ AttentionResult<T, 2> attention(const xt::xtensor<T, 2>& q, const xt::xtensor<T,
   AttentionResult<T, 2> r;
   r.output = xt::view(r4.output, 0, 0, xt::all(), xt::all());
   if (options.return_weights) r.weights = xt::view(r4.weights, 0, 0, xt::all(), xt::all());
+  if (options.return_scores) r.scores = xt::view(r4.scores, 0, 0, xt::all(), xt::all());
   return r;
 }
 

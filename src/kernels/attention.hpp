@@ -1,11 +1,16 @@
 #pragma once
 // Scaled dot-product attention (Vaswani et al. 2017, §3.2.1), general form: batches, heads,
-// grouped-query heads, causal masks in both alignments, boolean or additive masks, softcap.
-// The semantics are those of ONNX's Attention operator (opsets 23/24, without KV cache) and of
+// grouped-query heads, causal masks in both alignments, boolean or additive masks, softcap,
+// sliding windows, per-batch valid key lengths (an external KV cache), and each intermediate of
+// the score pipeline on request. The semantics are those of ONNX's Attention operator (opsets
+// 23–26; the KV cache itself, present = concat(past, new), is the caller's) and of
 // torch.nn.functional.scaled_dot_product_attention.
 //
 //   O = softmax(softcap(scale · Q Kᵀ) + M) V
 //   Q: (B, Hq, Sq, D)   K: (B, Hkv, Sk, D)   V: (B, Hkv, Sk, Dv)   M, W: (B, Hq, Sq, Sk)   O: (B, Hq, Sq, Dv)
+//
+// The score pipeline, in ONNX's order (its qk_matmul_output_mode numbers the stages):
+//   0 raw  S0 = scale · Q Kᵀ   1 softcapped  S1 = softcap(S0)   2 masked  S2 = S1 + M   3 softmax  W = softmax(S2)
 #include <array>
 #include <cstddef>
 #include <vector>
@@ -21,6 +26,9 @@ enum class CausalAlignment {
   top_left,      ///< query i sees keys j ≤ i (torch's is_causal; ONNX without a KV cache)
   bottom_right,  ///< query i sees keys j ≤ i + Sk − Sq (the queries are the last Sq positions)
 };
+
+/// A stage of the score pipeline (above), numbered as ONNX's qk_matmul_output_mode.
+enum class ScoreStage { raw = 0, softcapped = 1, masked = 2, softmax = 3 };
 
 template <class T>
 struct AttentionOptions {
@@ -42,12 +50,34 @@ struct AttentionOptions {
   T softcap = 0;
   /// Also return the attention weights W.
   bool return_weights = false;
+  /// Per batch, the number of valid keys L_b ≤ Sk (ONNX's nonpad_kv_seqlen: an external cache
+  /// padded to Sk): keys j ≥ L_b are hidden, and a bottom-right alignment counts from L_b
+  /// (query i sits at position i + L_b − Sq).
+  std::optional<std::vector<std::size_t>> kv_lengths = std::nullopt;
+  /// Sliding window (ONNX's left_window_size / right_window_size; < 0 = unbounded): query i,
+  /// at position p = i + offset (offset 0 top-left, L_b − Sq bottom-right, as for `causal`),
+  /// sees key j only if p − left_window ≤ j ≤ p + right_window. Applies with or without `causal`.
+  std::ptrdiff_t left_window = -1;
+  std::ptrdiff_t right_window = -1;
+  /// The position of query 0, if set, in place of the alignment's (query i at first_query + i):
+  /// ONNX's KV cache puts it at the past length, which is Sk − Sq only when the new keys are as
+  /// many as the queries.
+  std::optional<std::ptrdiff_t> first_query = std::nullopt;
+  /// Also return the scores at this stage of the pipeline (AttentionResult::scores).
+  std::optional<ScoreStage> return_scores = std::nullopt;
+  /// Emulating a narrower storage format (ONNX's float16 reference, computed here in T): when
+  /// set, every value the emulated program stores is passed through it, up to `round_through`:
+  /// the raw scores; the softcap's quotient, tanh and product; the masked sum; the softmax's
+  /// shifted scores, exponentials, row sum and quotients. Later stages are kept in T.
+  T (*round)(T) = nullptr;
+  ScoreStage round_through = ScoreStage::softmax;
 };
 
 template <class T, std::size_t N>
 struct AttentionResult {
   xt::xtensor<T, N> output;   ///< O: (B, Hq, Sq, Dv), or (Sq, Dv) for the 2-D overload
   xt::xtensor<T, N> weights;  ///< W: (B, Hq, Sq, Sk) / (Sq, Sk) if return_weights, else empty
+  xt::xtensor<T, N> scores;   ///< the stage `return_scores` names, shaped as W; else empty
 };
 
 /// Throws std::invalid_argument ("the <what> mask of shape (...) does not broadcast to (B, Hq,
@@ -60,8 +90,9 @@ void check_mask_broadcasts(const std::vector<std::size_t>& mask_shape, const std
 ///
 /// Grouped-query attention: Hq must be a multiple of Hkv; query head h reads key/value head
 /// h / (Hq / Hkv) (ONNX's and torch's enable_gqa convention: each kv head serves Hq/Hkv
-/// consecutive query heads). M combines the causal mask, `allowed` (false → −∞) and `bias`.
-/// A query row with no allowed key gets zero weights and a zero output, never NaN.
+/// consecutive query heads). M combines the causal mask, the window, the key lengths, `allowed`
+/// (false → −∞) and `bias`. A query row with no allowed key gets zero weights and a zero output,
+/// never NaN (ONNX opset 24's rule; its masked scores, stage 2, stay −∞).
 /// Throws std::invalid_argument on inconsistent shapes or a mask that does not broadcast.
 template <class T>
 AttentionResult<T, 4> attention(const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k,

@@ -3,8 +3,11 @@
 // (Dao et al. 2022, Algorithm 1; Milakov & Gimelshein 2018, "Online normalizer calculation").
 //
 // Same semantics as vl::attention (kernels/attention.hpp) — scale, causal masks in both
-// alignments, boolean and additive masks broadcast NumPy-style, softcap, grouped-query heads,
-// a fully masked row gives zeros — but the Sq × Sk score matrix is never formed. For each block
+// alignments, sliding windows, per-batch key lengths, boolean and additive masks broadcast
+// NumPy-style, softcap, grouped-query heads, a fully masked row gives zeros — but the Sq × Sk
+// score matrix is never formed. So it has no intermediate to give: a call that asks for the
+// weights, for a stage of the scores (return_scores) or for a storage rounding is refused
+// (std::invalid_argument): a caller that needs them runs vl::attention instead. For each block
 // of queries the kernel walks the keys block by block and keeps, per query row,
 //
 //   m  the largest score seen so far,
@@ -46,7 +49,8 @@ struct FusedStats {
 
 /// O = softmax(softcap(scale · Q Kᵀ) + M) V, without forming Q Kᵀ.  Shapes as vl::attention:
 /// Q (B, Hq, Sq, D), K (B, Hkv, Sk, D), V (B, Hkv, Sk, Dv) → O (B, Hq, Sq, Dv).
-/// options.return_weights must be false (the weights are never formed): std::invalid_argument.
+/// options.return_weights and return_scores must be unset and options.round null (nothing is
+/// formed to return or to round): std::invalid_argument.
 /// Throws std::invalid_argument on the shapes and masks vl::attention refuses.
 template <class T>
 xt::xtensor<T, 4> fused_attention(const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k, const xt::xtensor<T, 4>& v,

@@ -58,7 +58,10 @@ struct Problem {
   std::size_t B, Hq, Sq, D, Hkv, Sk, Dv, group;
   T scale, softcap;
   bool causal;
-  std::ptrdiff_t offset;  // query i sees key j iff j ≤ i + offset (causal)
+  bool bottom_right;                    // query i sits at position i + L_b − Sq (else i)
+  std::optional<std::ptrdiff_t> first_query;  // if set: query i sits at first_query + i
+  std::ptrdiff_t left, right;           // window: p − left ≤ j ≤ p + right (< 0: unbounded)
+  const std::vector<std::size_t>* kv_lengths;  // L_b (keys j ≥ L_b hidden); null: L_b = Sk
   const T* q;
   const T* k;
   const T* v;
@@ -97,9 +100,14 @@ void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_
 
   const std::size_t bk = c.block_k;
   const std::size_t n_blocks = Steps::key_blocks(Sk, bk);
+  // Query i sits at position i + offset; L valid keys (j < L).
+  const std::ptrdiff_t L = p.kv_lengths ? std::ptrdiff_t((*p.kv_lengths)[b]) : std::ptrdiff_t(Sk);
+  const std::ptrdiff_t offset = p.first_query ? *p.first_query : p.bottom_right ? L - std::ptrdiff_t(p.Sq) : 0;
   // The last key any row of this block may see (causal): (i1 − 1) + offset.
-  const std::ptrdiff_t last_visible = std::ptrdiff_t(i1) - 1 + p.offset;
-  const std::ptrdiff_t first_row_limit = std::ptrdiff_t(i0) + p.offset;  // keys ≤ this are seen by every row
+  const std::ptrdiff_t last_visible = std::ptrdiff_t(i1) - 1 + offset;
+  const std::ptrdiff_t first_row_limit = std::ptrdiff_t(i0) + offset;  // keys ≤ this are seen by every row
+  // Keys outside [lo_i, hi_i] other than the causal frontier: the window and the key length.
+  const bool banded = p.left >= 0 || p.right >= 0 || L < std::ptrdiff_t(Sk);
   for (std::size_t kb = 0; kb < n_blocks; ++kb) {
     const std::size_t j0 = kb * bk, j1 = std::min(j0 + bk, Sk), cols = j1 - j0;
     if (p.causal && Steps::causal_block_hidden(std::ptrdiff_t(j0), last_visible, bk)) {  // and every later one
@@ -127,9 +135,19 @@ void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_
       }
       if (causal_partial) {
         // keys j > i + offset are hidden: local columns from max(0, i + offset + 1 − j0)
-        const std::ptrdiff_t first_hidden = std::ptrdiff_t(i) + p.offset + 1 - std::ptrdiff_t(j0);
+        const std::ptrdiff_t first_hidden = std::ptrdiff_t(i) + offset + 1 - std::ptrdiff_t(j0);
         for (std::size_t j = std::size_t(std::clamp<std::ptrdiff_t>(first_hidden, 0, std::ptrdiff_t(cols))); j < cols; ++j)
           srow[j] = neg_inf;
+      }
+      if (banded) {
+        // visible: lo ≤ j ≤ hi with lo = p − left, hi = min(p + right, L − 1), p = i + offset
+        const std::ptrdiff_t pos = std::ptrdiff_t(i) + offset;
+        const std::ptrdiff_t lo = p.left >= 0 ? pos - p.left : std::numeric_limits<std::ptrdiff_t>::min() / 2;
+        const std::ptrdiff_t hi = std::min(p.right >= 0 ? pos + p.right : std::numeric_limits<std::ptrdiff_t>::max() / 2, L - 1);
+        for (std::size_t j = 0; j < cols; ++j) {
+          const std::ptrdiff_t key = std::ptrdiff_t(j0 + j);
+          if (key < lo || key > hi) srow[j] = neg_inf;
+        }
       }
       // Online softmax for this row.
       const T m_old = w.m[r];
@@ -178,6 +196,16 @@ void fused_core(const std::array<std::size_t, 4>& qs, const std::array<std::size
     throw std::invalid_argument(fmt::format("attention: {} query heads is not a multiple of {} key/value heads", Hq, Hkv));
   }
   if (options.return_weights) throw std::invalid_argument("fused_attention: the weights are never formed (use vl::attention)");
+  if (options.return_scores)
+    throw std::invalid_argument("fused_attention: the score intermediates are never formed (use vl::attention)");
+  if (options.round) throw std::invalid_argument("fused_attention: no storage rounding (use vl::attention)");
+  if (options.kv_lengths) {
+    if (options.kv_lengths->size() != B)
+      throw std::invalid_argument(fmt::format("attention: {} key lengths for a batch of {}", options.kv_lengths->size(), B));
+    for (std::size_t b = 0; b < B; ++b)
+      if ((*options.kv_lengths)[b] > Sk)
+        throw std::invalid_argument(fmt::format("attention: key length {} of batch {} exceeds the {} keys", (*options.kv_lengths)[b], b, Sk));
+  }
   if (config.block_q == 0 || config.block_k == 0) throw std::invalid_argument("fused_attention: block sizes must be >= 1");
 
   Problem<T> p{};
@@ -185,7 +213,10 @@ void fused_core(const std::array<std::size_t, 4>& qs, const std::array<std::size
   p.scale = options.scale.value_or(T(1) / std::sqrt(static_cast<T>(D)));
   p.softcap = options.softcap;
   p.causal = options.causal;
-  p.offset = options.alignment == CausalAlignment::bottom_right ? std::ptrdiff_t(Sk) - std::ptrdiff_t(Sq) : 0;
+  p.bottom_right = options.alignment == CausalAlignment::bottom_right;
+  p.left = options.left_window, p.right = options.right_window;
+  p.first_query = options.first_query;
+  p.kv_lengths = options.kv_lengths ? &*options.kv_lengths : nullptr;
   p.q = qd, p.k = kd, p.v = vd;
   p.config = config;
   const Shape4 target{B, Hq, Sq, Sk};

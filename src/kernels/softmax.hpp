@@ -37,4 +37,32 @@ xt::xtensor<T, 2> softmax_rows(const xt::xtensor<T, 2>& scores) {
   return w;
 }
 
+/// softmax_rows as a program storing every intermediate in a narrower format computes it:
+/// `round` (e.g. to binary16) is applied to each stored value, the shifted scores S − m, the
+/// exponentials, the row sum (accumulated in T, stored once, as NumPy's float16 reduction
+/// does) and the quotients. Fully masked rows give zeros, as above.
+template <class T>
+xt::xtensor<T, 2> softmax_rows(const xt::xtensor<T, 2>& scores, T (*round)(T)) {
+  const std::size_t rows = scores.shape(0), cols = scores.shape(1);
+  xt::xtensor<T, 2> w = xt::zeros<T>({rows, cols});
+  constexpr T neg_inf = -std::numeric_limits<T>::infinity();
+  for (std::size_t i = 0; i < rows; ++i) {
+    T m = neg_inf;
+    bool has_nan = false;
+    for (std::size_t j = 0; j < cols; ++j) {
+      has_nan = has_nan || std::isnan(scores(i, j));
+      if (scores(i, j) > m) m = scores(i, j);
+    }
+    if (m == neg_inf && !has_nan) continue;
+    T sum = 0;
+    for (std::size_t j = 0; j < cols; ++j) {
+      w(i, j) = round(std::exp(round(scores(i, j) - m)));
+      sum += w(i, j);
+    }
+    sum = round(sum);
+    for (std::size_t j = 0; j < cols; ++j) w(i, j) = round(w(i, j) / sum);
+  }
+  return w;
+}
+
 }  // namespace vl

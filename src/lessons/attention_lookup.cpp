@@ -263,7 +263,7 @@ class WithSoftmax : public backends::Decorator {
   AttentionResult<T, 4> compose(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const {
     const std::size_t B = q.shape(0), H = q.shape(1), Sq = q.shape(2), Sk = k.shape(2);
     const T scale = o.scale.value_or(T(1) / std::sqrt(static_cast<T>(q.shape(3))));
-    AttentionResult<T, 4> r{xt::zeros<T>({B, H, Sq, v.shape(3)}), xt::zeros<T>({B, H, Sq, Sk})};
+    AttentionResult<T, 4> r{xt::zeros<T>({B, H, Sq, v.shape(3)}), xt::zeros<T>({B, H, Sq, Sk}), {}};
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t h = 0; h < H; ++h) {
         xt::xtensor<T, 2> s = scale * matmul<T>(xt::view(q, b, h), xt::transpose(xt::view(k, b, h)));

@@ -32,6 +32,9 @@ Measurement one_pass_equals_decoding(const CheckContext& ctx);
 Measurement alignment(const CheckContext& ctx);
 Measurement padding_ignored(const CheckContext& ctx);
 Measurement fully_masked_row_zero(const CheckContext& ctx);
+Measurement window_independent(const CheckContext& ctx);  // masking_window.cpp
+Measurement cache_decoding(const CheckContext& ctx);       // masking_cache.cpp
+Measurement float16_bound(const CheckContext& ctx);        // masking_float16.cpp
 
 /// The lesson: listing and checks with their negative controls (masking_lesson.cpp).
 Lesson lesson();

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <vector>
 
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xview.hpp>
@@ -199,6 +200,74 @@ AttentionResult<double, 4> BooleanMaskDropped::attention(const Tensor4<double>& 
 AttentionResult<float, 4> BooleanMaskDropped::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
                                                         const AttentionOptions<float>& o) const {
   return boolean_mask_dropped<float>(base(), q, k, v, o);
+}
+
+namespace {
+template <class T>
+AttentionOptions<T> window_wrong(AttentionOptions<T> o, bool widen) {
+  if (o.left_window >= 0) o.left_window = widen ? o.left_window + 1 : -1;
+  return o;
+}
+}  // namespace
+
+WindowBuiltWrong::WindowBuiltWrong(std::shared_ptr<const Backend> base, std::string name, bool widen)
+    : Decorator(std::move(base), std::move(name)), widen_(widen) {}
+AttentionResult<double, 4> WindowBuiltWrong::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                                       const AttentionOptions<double>& o) const {
+  return base().attention(q, k, v, window_wrong(o, widen_));
+}
+AttentionResult<float, 4> WindowBuiltWrong::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                                      const AttentionOptions<float>& o) const {
+  return base().attention(q, k, v, window_wrong(o, widen_));
+}
+
+namespace {
+template <class T>
+AttentionOptions<T> cache_wrong(AttentionOptions<T> o, CacheBuiltWrong::Bug bug) {
+  if (bug == CacheBuiltWrong::Bug::lengths_dropped) o.kv_lengths.reset();
+  else o.first_query.reset();
+  return o;
+}
+}  // namespace
+
+CacheBuiltWrong::CacheBuiltWrong(std::shared_ptr<const Backend> base, std::string name, Bug bug)
+    : Decorator(std::move(base), std::move(name)), bug_(bug) {}
+AttentionResult<double, 4> CacheBuiltWrong::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                                      const AttentionOptions<double>& o) const {
+  return base().attention(q, k, v, cache_wrong(o, bug_));
+}
+AttentionResult<float, 4> CacheBuiltWrong::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                                     const AttentionOptions<float>& o) const {
+  return base().attention(q, k, v, cache_wrong(o, bug_));
+}
+
+AttentionResult<double, 4> Float16SoftmaxUnshifted::attention(const Tensor4<double>& q, const Tensor4<double>& k,
+                                                              const Tensor4<double>& v, const AttentionOptions<double>& o) const {
+  if (!o.round) return base().attention(q, k, v, o);
+  AttentionOptions<double> w = o;
+  // No max shift: W = h(h(exp(S)) / h(Σ h(exp(S)))) from the base's stored masked scores S.
+  w.return_scores = ScoreStage::masked;
+  AttentionResult<double, 4> r = base().attention(q, k, v, w);
+  const std::size_t B = q.shape(0), H = q.shape(1), Sq = q.shape(2), Sk = k.shape(2), Dv = v.shape(3), group = H / k.shape(1);
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t i = 0; i < Sq; ++i) {
+        std::vector<double> e(Sk);
+        double sum = 0;
+        for (std::size_t j = 0; j < Sk; ++j) sum += e[j] = o.round(std::exp(r.scores(b, h, i, j)));
+        sum = o.round(sum);
+        for (std::size_t d = 0; d < Dv; ++d) {
+          double y = 0;
+          for (std::size_t j = 0; j < Sk; ++j) y += o.round(e[j] / sum) * v(b, h / group, j, d);
+          r.output(b, h, i, d) = y;
+        }
+      }
+  return r;
+}
+AttentionResult<float, 4> Float16SoftmaxUnshifted::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                                       const AttentionOptions<float>& o) const {
+  if (o.round) throw backends::Unsupported("broken backend '" + name() + "': float16 storage is emulated in double only");
+  return base().attention(q, k, v, o);
 }
 
 }  // namespace vl::lessons::masking

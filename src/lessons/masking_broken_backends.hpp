@@ -91,4 +91,45 @@ class BooleanMaskDropped : public backends::Decorator {
                                       const AttentionOptions<float>& o) const override;
 };
 
+/// The sliding window (options.left_window) applied wrongly: one key wider than asked
+/// (`widen` = true: query i sees i − w − 1 … i) or dropped altogether.
+class WindowBuiltWrong : public backends::Decorator {
+ public:
+  WindowBuiltWrong(std::shared_ptr<const Backend> base, std::string name, bool widen);
+  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                       const AttentionOptions<double>& o) const override;
+  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                      const AttentionOptions<float>& o) const override;
+
+ private:
+  bool widen_;
+};
+
+/// A KV cache handled wrongly: the per-batch key lengths (options.kv_lengths, ONNX's
+/// nonpad_kv_seqlen) dropped, so the padding is attended; or the cache's query position
+/// (options.first_query, the past length) dropped, so the queries sit at 0.
+class CacheBuiltWrong : public backends::Decorator {
+ public:
+  enum class Bug { lengths_dropped, position_dropped };
+  CacheBuiltWrong(std::shared_ptr<const Backend> base, std::string name, Bug bug);
+  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                       const AttentionOptions<double>& o) const override;
+  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                      const AttentionOptions<float>& o) const override;
+
+ private:
+  Bug bug_;
+};
+
+/// Float16 storage done wrongly (when options.round is set): the softmax computed without
+/// subtracting the row maximum, so its exponentials overflow float16 beyond 11.09.
+class Float16SoftmaxUnshifted : public backends::Decorator {
+ public:
+  using Decorator::Decorator;
+  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                       const AttentionOptions<double>& o) const override;
+  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                      const AttentionOptions<float>& o) const override;
+};
+
 }  // namespace vl::lessons::masking

@@ -23,6 +23,11 @@ Lesson lesson() {
   const auto finite = std::make_shared<FiniteFill>(plain, "fill-minus-1e9");
   const auto unguarded = std::make_shared<UnguardedSoftmax>(plain, "softmax-unguarded");
   const auto padding_dropped = std::make_shared<BooleanMaskDropped>(plain, "boolean-mask-dropped");
+  const auto window_wide = std::make_shared<WindowBuiltWrong>(plain, "window-one-key-wider", true);
+  const auto window_dropped = std::make_shared<WindowBuiltWrong>(plain, "window-dropped", false);
+  const auto lengths_dropped = std::make_shared<CacheBuiltWrong>(plain, "cache-lengths-dropped", CacheBuiltWrong::Bug::lengths_dropped);
+  const auto no_shift = std::make_shared<Float16SoftmaxUnshifted>(plain, "float16-softmax-no-max-shift");
+  const auto position_dropped = std::make_shared<CacheBuiltWrong>(plain, "cache-position-dropped", CacheBuiltWrong::Bug::position_dropped);
 
   l.checks.push_back({"masking.masked-weights-zero", "hidden weights exactly 0, rows sum to 1, 6 shapes × 2 alignments × 2 score scales",
                       masked_weights_zero,
@@ -58,6 +63,21 @@ Lesson lesson() {
                       fully_masked_row_zero,
                       {broken_backend("−1e9 in place of −∞", finite),
                        broken_backend("softmax without the guard (NaN, as torch)", unguarded)}});
+
+  l.checks.push_back({"masking.window-independent", "sliding window w: keys more than w back redrawn, those outputs bit for bit",
+                      window_independent,
+                      {broken_backend("window one key wider", window_wide),
+                       broken_backend("window dropped", window_dropped)}});
+
+  l.checks.push_back({"masking.cache-decoding", "one causal pass vs. chunks decoded through past_key and through nonpad_kv_seqlen",
+                      cache_decoding,
+                      {broken_backend("nonpad_kv_seqlen ignored: the padding attended", lengths_dropped),
+                       broken_backend("past length ignored: the queries at position 0", position_dropped),
+                       broken_backend("mask lets one future key through", future)}});
+
+  l.checks.push_back({"masking.float16-bound", "float16 storage vs float64: |O16 − O64| within the bound derived from u = 2^-11",
+                      float16_bound,
+                      {broken_backend("float16 softmax without the max shift (exp overflows)", no_shift)}});
   return l;
 }
 

@@ -523,6 +523,16 @@ void save(const std::filesystem::path& path, const xt::xarray<float>& a) {
   write_atomically(path, out);
 }
 
+void save_float16(const std::filesystem::path& path, const xt::xarray<double>& a) {
+  std::string out = header_bytes("<f2", shape_of(a));
+  for (double v : a) {
+    const std::uint16_t h = double_to_half(v);
+    out += static_cast<char>(h & 0xff);
+    out += static_cast<char>(h >> 8);
+  }
+  write_atomically(path, out);
+}
+
 void save(const std::filesystem::path& path, const xt::xarray<bool>& a) {
   std::string out = header_bytes("|b1", shape_of(a));
   for (bool v : a) out += v ? '\1' : '\0';

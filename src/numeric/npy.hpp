@@ -76,5 +76,7 @@ xt::xarray<bool> load_bool(const std::filesystem::path& path);
 void save(const std::filesystem::path& path, const xt::xarray<double>& a);
 void save(const std::filesystem::path& path, const xt::xarray<float>& a);
 void save(const std::filesystem::path& path, const xt::xarray<bool>& a);
+/// The same as dtype '<f2': each value rounded to the nearest float16 (ties to even).
+void save_float16(const std::filesystem::path& path, const xt::xarray<double>& a);
 
 }  // namespace vl::npy

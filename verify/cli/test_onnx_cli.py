@@ -16,6 +16,7 @@ import numpy as np
 LESSONS = os.environ.get("LESSONS")
 ROOT = os.environ.get("VL_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CASES = os.path.join(ROOT, "..", "shared", "external", "onnx-attention")
+NODE_CASES = os.path.join(ROOT, "..", "shared", "external", "onnx-node-attention")
 
 
 def lessons(*args):
@@ -62,24 +63,21 @@ class Onnx(unittest.TestCase):
         self.assertEqual(lines[-1], "1 passed, 1 failed")
 
     def test_unsupported_case_is_skipped(self):
-        # A case whose Q is float16 (the converted input) is skipped with the reason.
+        # A case whose Q is int32 (its raw bytes reread as int32) is skipped with the reason.
         with tempfile.TemporaryDirectory() as tmp:
-            case = os.path.join(tmp, "case_fp16")
+            case = os.path.join(tmp, "case_int32")
             writable_copy(os.path.join(CASES, "test_attention_4d"), case)
             path = os.path.join(case, "test_data_set_0", "input_0.pb")
             with open(path, "rb") as f:
                 data = bytearray(f.read())
-            # data_type is field 2 (tag 0x10) = 1 (float); make it 10 (float16) with half the raw bytes
+            # data_type is field 2 (tag 0x10) = 1 (float); make it 6 (int32): same 4-byte items
             i = data.index(b"\x10\x01")
-            data[i + 1] = 10
-            j = data.index(b"\x4a")  # raw_data, length 768 as a 2-byte varint
-            n = 384
-            data = data[:j] + bytes([0x4a, 0x80 | (n & 0x7F), n >> 7]) + data[j + 3:j + 3 + n]
+            data[i + 1] = 6
             with open(path, "wb") as f:
                 f.write(data)
             r = lessons("onnx", case)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertIn("SKIP case_fp16: float16 inputs", r.stdout)
+        self.assertIn("SKIP case_int32: int32 inputs", r.stdout)
         self.assertEqual(r.stdout.splitlines()[-1], "0 passed, 0 failed, 1 skipped")
 
     def test_missing_dir_and_no_case(self):
@@ -100,6 +98,71 @@ class Onnx(unittest.TestCase):
             r = lessons("onnx", case)
         self.assertEqual(r.returncode, 1)
         self.assertRegex(r.stdout, r"FAIL test_attention_4d: error: .*model.onnx: corrupt protobuf at byte \d+: truncated")
+
+
+@unittest.skipUnless(LESSONS, "set LESSONS to the lessons binary (ctest does)")
+class NodeCases(unittest.TestCase):
+    """The 101 cases of opsets 23-27: every Attention case passes, each output compared."""
+
+    def test_87_pass_14_skip_nothing_unchecked(self):
+        r = lessons("onnx", NODE_CASES)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(lines[-1], "87 passed, 0 failed, 14 skipped")
+        self.assertEqual(len(lines), 102)
+        self.assertNotIn("not compared", r.stdout)
+        for line in lines[:-1]:
+            if line.startswith("SKIP "):
+                self.assertRegex(line, r"^SKIP test_linear_attention_\S+: LinearAttention \(opset 27\) is not implemented")
+            else:
+                self.assertRegex(line, r"^PASS test_attention_\S+ \(max abs err [0-9.e+-]+\)$")
+
+    def test_verbose_shows_precision_and_tolerances(self):
+        r = lessons("onnx", "-v", os.path.join(NODE_CASES, "test_attention_4d_gqa_with_past_and_present_fp16"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        out = r.stdout
+        self.assertIn("computed in float16 emulated in float64", out)
+        for slot, name in [(0, "Y"), (1, "present_key"), (2, "present_value")]:
+            self.assertRegex(out, rf"output {slot} \({name}\) float16 \(2, \d+, \d+, 8\): max abs err \S+, max rel err \S+; "
+                                  r"tolerance rtol 0\.000977, atol \S+ \(float16: rtol 2u, atol 2u.max\|expected\|, u = 2\^-11\)")
+        r = lessons("onnx", "--verbose", os.path.join(NODE_CASES, "test_attention_4d_with_qk_matmul_softcap"))
+        self.assertIn("output 3 (qk_matmul_output) float (2, 3, 4, 6): max abs err", r.stdout)
+        self.assertIn("tolerance rtol 0.001, atol 1e-07", r.stdout)
+
+    def test_altered_float16_output_fails(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            case = os.path.join(tmp, "test_attention_4d_fp16")
+            writable_copy(os.path.join(NODE_CASES, "test_attention_4d_fp16"), case)
+            path = os.path.join(case, "test_data_set_0", "output_0.pb")
+            with open(path, "rb") as f:
+                data = bytearray(f.read())
+            data[-1] ^= 0x40  # the last element's exponent (raw_data is the file's last field)
+            with open(path, "wb") as f:
+                f.write(data)
+            r = lessons("onnx", case)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"^FAIL test_attention_4d_fp16: output 0 \(Y\): max abs err \S+ at index \(1, 2, 3, 7\)")
+        self.assertEqual(r.stdout.splitlines()[-1], "0 passed, 1 failed")
+
+    def test_uncomputable_output_skips_not_passes(self):
+        # qk_matmul_output_mode 2 -> 7 (no such mode): the case is SKIP, and not counted as passed.
+        with tempfile.TemporaryDirectory() as tmp:
+            case = os.path.join(tmp, "test_attention_4d_with_qk_matmul_bias")
+            writable_copy(os.path.join(NODE_CASES, "test_attention_4d_with_qk_matmul_bias"), case)
+            path = os.path.join(case, "model.onnx")
+            with open(path, "rb") as f:
+                data = bytearray(f.read())
+            i = data.index(b"qk_matmul_output_mode")
+            j = data.index(b"\x18\x02", i)
+            data[j + 1] = 7
+            with open(path, "wb") as f:
+                f.write(data)
+            r = lessons("onnx", case)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.splitlines(), [
+            "SKIP test_attention_4d_with_qk_matmul_bias: output 3 (qk_matmul_output) not computed: "
+            "qk_matmul_output_mode 7 is not one of ONNX's modes 0-3",
+            "0 passed, 0 failed, 1 skipped"])
 
 
 @unittest.skipUnless(LESSONS, "set LESSONS to the lessons binary (ctest does)")
