@@ -98,11 +98,6 @@ struct Case {
 };
 const std::vector<Case> kCases = {{1, 1, 1, 4}, {1, 1, 2, 3}, {2, 3, 5, 4}, {1, 4, 8, 4}, {3, 2, 13, 8}, {1, 1, 32, 16}};
 
-template <class T>
-auto seq(T&& t, std::size_t from, std::size_t to) {
-  return xt::view(std::forward<T>(t), xt::all(), xt::all(), xt::range(from, to), xt::all());
-}
-
 // The operation's options: no mask; the causal mask of an alignment; the weights returned too.
 AttentionOptions<double> unmasked() { return {}; }
 AttentionOptions<double> causal(CausalAlignment al = CausalAlignment::top_left) {
@@ -204,20 +199,20 @@ Measurement prefix_unchanged(const CheckContext& ctx) {
     const Inputs fresh = draw_inputs(c.b, c.h, c.s, c.s, c.d, 400 + c.s);
     for (std::size_t p : {std::size_t(1), c.s / 2, c.s - 1}) {
       Inputs b = a;
-      seq(b.q, p, c.s) = seq(fresh.q, p, c.s);
-      seq(b.k, p, c.s) = seq(fresh.k, p, c.s);
-      seq(b.v, p, c.s) = seq(fresh.v, p, c.s);
+      positions(b.q, p, c.s) = positions(fresh.q, p, c.s);
+      positions(b.k, p, c.s) = positions(fresh.k, p, c.s);
+      positions(b.v, p, c.s) = positions(fresh.v, p, c.s);
       const auto ra = ctx.backend.attention(a.q, a.k, a.v, causal()), rb = ctx.backend.attention(b.q, b.k, b.v, causal());
-      const double moved = max_diff(seq(ra.output, 0, p), seq(rb.output, 0, p));
+      const double moved = max_diff(positions(ra.output, 0, p), positions(rb.output, 0, p));
       if (moved > worst) { worst = moved; where = fmt::format("S={}, positions ≥ {} changed", c.s, p); }
       for (std::size_t t = p; t < c.s; ++t)
-        if (max_diff(seq(ra.output, t, t + 1), seq(rb.output, t, t + 1)) == 0) {
+        if (max_diff(positions(ra.output, t, t + 1), positions(rb.output, t, t + 1)) == 0) {
           later_moved = false;
           why_not = fmt::format("; BUT output {} did not move (S={}, p={})", t, c.s, p);
         }
       const auto ua = ctx.backend.attention(a.q, a.k, a.v, unmasked()), ub = ctx.backend.attention(b.q, b.k, b.v, unmasked());
       for (std::size_t t = 0; t < c.s; ++t)
-        if (max_diff(seq(ua.output, t, t + 1), seq(ub.output, t, t + 1)) == 0) {
+        if (max_diff(positions(ua.output, t, t + 1), positions(ub.output, t, t + 1)) == 0) {
           unmasked_all_moved = false;
           why_not = fmt::format("; BUT without a mask output {} did not move (S={}, p={})", t, c.s, p);
         }
@@ -238,9 +233,9 @@ Measurement one_pass_equals_decoding(const CheckContext& ctx) {
     const Inputs in = draw_inputs(c.b, c.h, c.s, c.s, c.d, 500 + c.s);
     const auto full = ctx.backend.attention(in.q, in.k, in.v, causal());
     for (std::size_t t = 0; t < c.s; ++t) {
-      const Tensor4<double> q = seq(in.q, t, t + 1), k = seq(in.k, 0, t + 1), v = seq(in.v, 0, t + 1);
+      const Tensor4<double> q = positions(in.q, t, t + 1), k = positions(in.k, 0, t + 1), v = positions(in.v, 0, t + 1);
       const auto step = ctx.backend.attention(q, k, v, causal(CausalAlignment::bottom_right));
-      const double diff = max_diff(seq(full.output, t, t + 1), step.output);
+      const double diff = max_diff(positions(full.output, t, t + 1), step.output);
       if (diff > worst) { worst = diff; where = fmt::format("S={}, step {}", c.s, t); }
       ++steps;
     }
@@ -259,11 +254,11 @@ Measurement alignment(const CheckContext& ctx) {
     const Inputs in = draw_inputs(c.b, c.h, c.s, c.s, c.d, 600 + c.s);
     const auto full = ctx.backend.attention(in.q, in.k, in.v, causal());
     for (std::size_t r : {std::size_t(1), c.s / 2, c.s - 1}) {
-      const Tensor4<double> last = seq(in.q, c.s - r, c.s), first = seq(in.q, 0, r);
+      const Tensor4<double> last = positions(in.q, c.s - r, c.s), first = positions(in.q, 0, r);
       const auto br = ctx.backend.attention(last, in.k, in.v, causal(CausalAlignment::bottom_right));
       const auto tl = ctx.backend.attention(first, in.k, in.v, causal(CausalAlignment::top_left));
-      const double d_br = max_diff(seq(full.output, c.s - r, c.s), br.output);
-      const double d_tl = max_diff(seq(full.output, 0, r), tl.output);
+      const double d_br = max_diff(positions(full.output, c.s - r, c.s), br.output);
+      const double d_tl = max_diff(positions(full.output, 0, r), tl.output);
       if (d_br > worst) { worst = d_br; where = fmt::format("last {} of {} queries, bottom-right", r, c.s); }
       if (d_tl > worst) { worst = d_tl; where = fmt::format("first {} of {} queries, top-left", r, c.s); }
     }

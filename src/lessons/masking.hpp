@@ -7,12 +7,20 @@
 // variants it must reject are backends too (masking_broken_backends.hpp).
 #include <cstdint>
 
+#include <xtensor/xview.hpp>
+
 #include "backends/backend.hpp"
 #include "engine/lesson.hpp"
 
 namespace vl::lessons::masking {
 
 using backends::Tensor4;
+
+/// Sequence positions [from, to) of a (B, H, S, ·) tensor, as a view.
+template <class T>
+auto positions(T&& t, std::size_t from, std::size_t to) {
+  return xt::view(std::forward<T>(t), xt::all(), xt::all(), xt::range(from, to), xt::all());
+}
 
 /// Q, K, V (B, H, S, D) drawn from default_rng(seed), in that order.
 struct Inputs {

@@ -11,27 +11,9 @@
 #include <xtensor/xview.hpp>
 
 #include "lessons/masking.hpp"
+#include "lessons/measure.hpp"
 
 namespace vl::lessons::masking {
-namespace {
-
-template <class T>
-auto positions(T&& t, std::size_t from, std::size_t to) {
-  return xt::view(std::forward<T>(t), xt::all(), xt::all(), xt::range(from, to), xt::all());
-}
-
-double largest_difference(const xt::xarray<double>& a, const xt::xarray<double>& b) {
-  if (a.shape() != b.shape()) return std::numeric_limits<double>::infinity();
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double d = std::abs(a.flat(i) - b.flat(i));
-    worst = std::max(worst, std::isnan(d) ? std::numeric_limits<double>::infinity() : d);
-  }
-  return worst;
-}
-
-}  // namespace
-
 Measurement cache_decoding(const CheckContext& ctx) {
   struct Size {
     std::size_t b, h, s, d;
@@ -62,7 +44,7 @@ Measurement cache_decoding(const CheckContext& ctx) {
         const auto b = ctx.backend.attention(q, kb, vb, external);
         const Tensor4<double> want = positions(full.output, t, e);
         for (const auto& [got, how] : {std::pair{&a.output, "past_key"}, std::pair{&b.output, "nonpad_kv_seqlen"}}) {
-          const double diff = largest_difference(want, *got);
+          const double diff = max_diff(want, *got);
           if (diff > worst) {
             worst = diff;
             where = fmt::format("S={}, tokens {}…{}, {}", c.s, t, e - 1, how);

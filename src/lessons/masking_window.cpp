@@ -10,25 +10,10 @@
 #include <xtensor/xview.hpp>
 
 #include "lessons/masking.hpp"
+#include "lessons/measure.hpp"
 
 namespace vl::lessons::masking {
 namespace {
-
-template <class T>
-auto positions(T&& t, std::size_t from, std::size_t to) {
-  return xt::view(std::forward<T>(t), xt::all(), xt::all(), xt::range(from, to), xt::all());
-}
-
-// max |a − b|, +inf where one is NaN and the other not, or the shapes differ.
-double largest_change(const xt::xarray<double>& a, const xt::xarray<double>& b) {
-  if (a.shape() != b.shape()) return std::numeric_limits<double>::infinity();
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double d = std::abs(a.flat(i) - b.flat(i));
-    worst = std::max(worst, std::isnan(d) ? std::numeric_limits<double>::infinity() : d);
-  }
-  return worst;
-}
 
 AttentionOptions<double> windowed(std::ptrdiff_t w) {
   AttentionOptions<double> o;
@@ -59,17 +44,17 @@ Measurement window_independent(const CheckContext& ctx) {
         positions(b.v, 0, p) = positions(fresh.v, 0, p);
         const auto ra = ctx.backend.attention(a.q, a.k, a.v, windowed(std::ptrdiff_t(w)));
         const auto rb = ctx.backend.attention(b.q, b.k, b.v, windowed(std::ptrdiff_t(w)));
-        const double moved = largest_change(positions(ra.output, p + w, c.s), positions(rb.output, p + w, c.s));
+        const double moved = max_diff(positions(ra.output, p + w, c.s), positions(rb.output, p + w, c.s));
         ++compared;
         if (moved > worst) {
           worst = moved;
           where = fmt::format("S={}, w={}, keys < {} redrawn", c.s, w, p);
         }
         for (std::size_t t = 0; t < p + w; ++t)
-          if (largest_change(positions(ra.output, t, t + 1), positions(rb.output, t, t + 1)) == 0)
+          if (max_diff(positions(ra.output, t, t + 1), positions(rb.output, t, t + 1)) == 0)
             why_not = fmt::format("; BUT output {} did not move though it sees a redrawn key (S={}, w={}, p={})", t, c.s, w, p);
         const auto ua = ctx.backend.attention(a.q, a.k, a.v, windowed(-1)), ub = ctx.backend.attention(b.q, b.k, b.v, windowed(-1));
-        if (largest_change(positions(ua.output, p + w, c.s), positions(ub.output, p + w, c.s)) == 0)
+        if (max_diff(positions(ua.output, p + w, c.s), positions(ub.output, p + w, c.s)) == 0)
           why_not = fmt::format("; BUT without the window the outputs from {} on did not move either (S={}, p={})", p + w, c.s, p);
       }
     }
