@@ -101,6 +101,18 @@ void add_stream_verb(CLI::App& torch, const std::string& name, const std::string
   });
 }
 
+/// --out-dir, created if missing.
+fs::path out_dir(const std::string& path) {
+  if (path.empty()) throw InputError("--out-dir: empty path");
+  const fs::path dir = path;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    throw InputError(fmt::format("--out-dir: cannot create folder '{}'{}", path, ec ? ": " + ec.message() : ""));
+  }
+  return dir;
+}
+
 struct MhaArgs {
   std::string seed, embed_dim, heads, dtype = "float64", out_dir;
 };
@@ -131,13 +143,7 @@ void add_mha_verb(CLI::App& torch) {
     if (d == 0 || d > 16384) throw InputError(fmt::format("--embed-dim: {} is not in 1..16384", a->embed_dim));
     if (h == 0) throw InputError("--heads: must be positive");
     if (d % h != 0) throw InputError(fmt::format("--embed-dim {} is not divisible by --heads {}", d, h));
-    if (a->out_dir.empty()) throw InputError("--out-dir: empty path");
-    const fs::path dir = a->out_dir;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec || !fs::is_directory(dir)) {
-      throw InputError(fmt::format("--out-dir: cannot create folder '{}'{}", a->out_dir, ec ? ": " + ec.message() : ""));
-    }
+    const fs::path dir = out_dir(a->out_dir);
     torch_rng::Generator gen(seed);
     if (f64) {
       save_mha(dir, torch_rng::mha_init<double>(gen, d, h));
@@ -181,13 +187,7 @@ void add_layer_init_verb(CLI::App& torch, bool decoder) {
     if (f == 0 || f > 65536) throw InputError(fmt::format("--dim-feedforward: {} is not in 1..65536", a->d_ff));
     if (h == 0) throw InputError("--heads: must be positive");
     if (d % h != 0) throw InputError(fmt::format("--d-model {} is not divisible by --heads {}", d, h));
-    if (a->out_dir.empty()) throw InputError("--out-dir: empty path");
-    const fs::path dir = a->out_dir;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec || !fs::is_directory(dir)) {
-      throw InputError(fmt::format("--out-dir: cannot create folder '{}'{}", a->out_dir, ec ? ": " + ec.message() : ""));
-    }
+    const fs::path dir = out_dir(a->out_dir);
     torch_rng::Generator gen(seed);
     if (decoder && f64) save_state(dir, torch_rng::decoder_layer_init<double>(gen, d, h, f));
     else if (decoder) save_state(dir, torch_rng::decoder_layer_init<float>(gen, d, h, f));

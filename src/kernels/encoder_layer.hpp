@@ -11,7 +11,7 @@
 // Every sub-layer is wrapped in a residual x + Sublayer(·), which is why each must return d: the
 // residual refuses any other width. The steps (norm, residual, the attentions) are a policy, so
 // that a negative control can instantiate the layer with one step broken (src/lessons/); the
-// policy used here is the paper's, and carries no fault.
+// policy used here is the paper's.
 #include <cstddef>
 #include <stdexcept>
 #include <vector>

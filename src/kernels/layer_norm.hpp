@@ -4,7 +4,7 @@
 //
 //   x̂ = (x − μ) / sqrt(σ² + ε),   μ = mean(x),  σ² = mean((x − μ)²)  (biased),   y = γ ⊙ x̂ + β
 //
-//   x: (B, S, d),  γ, β: (d)  →  y: (B, S, d).   ε = 1e-5 (torch's default).
+//   x: (B, S, d),  γ, β: (d)  →  y: (B, S, d).   ε = 1e-5, torch's unless told otherwise.
 #include <cmath>
 #include <cstddef>
 #include <stdexcept>

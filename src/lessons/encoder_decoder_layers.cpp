@@ -66,8 +66,11 @@ Measurement layer_norm_standardises(const CheckContext& ctx) {
   for (std::size_t k = 0; k < offset_scale.size(); ++k) {
     torch_rng::Generator gen(40 + k);
     const std::size_t B = 2, S = 5 + k, d = 8 + 4 * k;
-    const Tensor3 x = torch_rng::randn<double>(gen, {B, S, d}) * offset_scale[k][1] + offset_scale[k][0];
-    LayerNormParameters<double> p{torch_rng::uniform<double>(gen, {d}, 0.5, 1.5), torch_rng::randn<double>(gen, {d})};
+    Tensor3 x = torch_rng::randn<double>(gen, {B, S, d});
+    x = x * offset_scale[k][1] + offset_scale[k][0];
+    LayerNormParameters<double> p;
+    p.weight = torch_rng::uniform<double>(gen, {d}, 0.5, 1.5);
+    p.bias = torch_rng::randn<double>(gen, {d});
     const Tensor3 y = ctx.backend.layer_norm(x, p, kLayerNormEps);
     if (y.shape() != x.shape()) return {kInfinity, false, "layer_norm returned a wrong shape"};
     for (std::size_t b = 0; b < B; ++b)
