@@ -117,6 +117,30 @@ class Layers(unittest.TestCase):
                         worst, cases = max(worst, e), cases + 1
         print(f"\neval encoder-layer/decoder-layer: {cases} cases, max |ours - torch 1.13| = {worst:.2e}")
 
+    def test_float32_in_float32(self):
+        # float32 weights and inputs are computed in float32: torch's float32 layer agrees to
+        # float32 round-off (2^-24 ≈ 6e-8 relative, through a few hundred operations: 1e-5).
+        for decoder in (False, True):
+            torch.manual_seed(SEEDS[0])
+            layer = make_layer(decoder, 16, 4, 32, decoder, "gelu", torch.float32)
+            folder = self.save_weights(layer, self.path(f"f32{decoder}"))
+            x = torch.randn(2, 5, 16)
+            memory = torch.randn(2, 6, 16)
+            np.save(self.path("x32.npy"), x.numpy())
+            np.save(self.path("m32.npy"), memory.numpy())
+            args = ["--weights", folder, "--heads", 4, "--activation", "gelu", "--out", self.path("y32.npy")]
+            if decoder:
+                ref = layer(x, memory, tgt_mask=torch.triu(torch.ones(5, 5, dtype=torch.bool), diagonal=1))
+                r = run("eval", "decoder-layer", "--tgt", self.path("x32.npy"), "--memory", self.path("m32.npy"),
+                        "--norm-first", "--causal", *args)
+            else:
+                ref = layer(x)
+                r = run("eval", "encoder-layer", "--x", self.path("x32.npy"), *args)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            got = np.load(self.path("y32.npy"))
+            self.assertEqual(got.dtype, np.float32)
+            self.assertLess(float(np.max(np.abs(got - ref.detach().numpy()))), 1e-5)
+
     def test_bad_weights_are_named(self):
         torch.manual_seed(1)
         layer = make_layer(False, 8, 2, 16, False, "relu")
