@@ -330,6 +330,54 @@ def masking_influence(ctx: Context):
 
 
 # ---------------------------------------------------------------------------------------------
+# encoder-decoder: the three roles of the attention as influence heat maps. Recognised by a
+# listing that prints tables as a title line ending in ":" followed by rows "  i: v v v ..."
+# (row i = output position, column j = the input position replaced); drawn when there are three.
+
+TABLE_ROW = re.compile(r"^\s+(\d+):((?:\s+" + NUM + r")+)\s*$")
+
+
+def printed_tables(lines):
+    tables, title, rows = [], None, []
+    for line in lines + [""]:
+        m = TABLE_ROW.match(line)
+        if m and title is not None:
+            rows.append([float(x) for x in m.group(2).split()])
+            continue
+        if title is not None and rows and len({len(r) for r in rows}) == 1:
+            tables.append((title, np.array(rows)))
+        title, rows = (line.strip()[:-1], []) if line.rstrip().endswith(":") else (None, [])
+    return tables
+
+
+@hook
+def role_heatmaps(ctx: Context):
+    figs = []
+    for li in ctx.listings():
+        tables = printed_tables(li.get("produced", []))
+        if len(tables) != 3:
+            continue
+        fig, axes = plt.subplots(1, 3, figsize=(9.6, 3.4))
+        vmax = max(float(t.max()) for _, t in tables) or 1.0
+        for ax, (title, t) in zip(axes, tables):
+            im = ax.imshow(t, cmap="Blues", vmin=0, vmax=vmax, interpolation="nearest")
+            for (i, j), v in np.ndenumerate(t):
+                if v == 0:
+                    ax.text(j, i, "0", ha="center", va="center", fontsize=7, color=RED)
+            ax.set_title(title.split("(")[0].strip(), fontsize=9)
+            ax.set_xlabel("input position replaced")
+            ax.set_ylabel("output position")
+            ax.grid(False)
+        fig.colorbar(im, ax=list(axes), fraction=0.02, pad=0.02)
+        figs.append(ctx.save(fig, f"roles-{li['id'].split('.')[-1]}",
+                             f"This build's {li['id']}: for each role of the attention, how much output position i "
+                             "moves when input position j alone is replaced. Full for the encoder and for the "
+                             "encoder-decoder attention; lower-triangular, with exact zeros (red), for the masked "
+                             "decoder self-attention.", ("listing", li["id"])))
+    return figs
+
+
+# ---------------------------------------------------------------------------------------------
 # positions: the sinusoidal encoding as a heat map, computed from the spec's formula
 # PE(pos, 2i) = sin(pos / base^(2i/d)), PE(pos, 2i+1) = cos(...), with d from the listing's
 # parameters. Recognised by a lesson on positions whose spec states the base (10000).

@@ -17,6 +17,11 @@ std::string to_string(Op op) {
     case Op::linear_parallel: return "linear-parallel";
     case Op::linear_recurrent: return "linear-recurrent";
     case Op::linear_chunked: return "linear-chunked";
+    case Op::layer_norm: return "layer-norm";
+    case Op::encoder_layer: return "encoder-layer";
+    case Op::decoder_layer: return "decoder-layer";
+    case Op::decoder_step: return "decoder-step";
+    case Op::shift_right: return "shift-right";
   }
   return "?";
 }
@@ -50,6 +55,20 @@ Matrix Backend::positional_encoding(const std::vector<double>&, std::size_t) con
 Matrix Backend::linear_parallel(const Matrix&, const Matrix&, const Matrix&) const { lacks(Op::linear_parallel); }
 Matrix Backend::linear_recurrent(const Matrix&, const Matrix&, const Matrix&) const { lacks(Op::linear_recurrent); }
 Matrix Backend::linear_chunked(const Matrix&, const Matrix&, const Matrix&, std::size_t) const { lacks(Op::linear_chunked); }
+Tensor3 Backend::layer_norm(const Tensor3&, const LayerNormParameters<double>&, double) const { lacks(Op::layer_norm); }
+Tensor3 Backend::encoder_layer(const Tensor3&, const EncoderLayerParameters<double>&, std::size_t, const LayerOptions&,
+                               const MhaOptions<double>&) const {
+  lacks(Op::encoder_layer);
+}
+Tensor3 Backend::decoder_layer(const Tensor3&, const Tensor3&, const DecoderLayerParameters<double>&, std::size_t, const LayerOptions&,
+                               const MhaOptions<double>&, const MhaOptions<double>&) const {
+  lacks(Op::decoder_layer);
+}
+Tensor3 Backend::decoder_step(const Tensor3&, const Tensor3&, const DecoderLayerParameters<double>&, std::size_t, const LayerOptions&,
+                              LayerCache<double>&, const MhaOptions<double>&) const {
+  lacks(Op::decoder_step);
+}
+Tensor3 Backend::shift_right(const Tensor3&, const xt::xtensor<double, 1>&) const { lacks(Op::shift_right); }
 
 Decorator::Decorator(std::shared_ptr<const Backend> base, std::string name) : base_(std::move(base)), name_(std::move(name)) {}
 
@@ -85,6 +104,22 @@ Matrix Decorator::linear_recurrent(const Matrix& pq, const Matrix& pk, const Mat
 Matrix Decorator::linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const {
   return base_->linear_chunked(pq, pk, v, chunk);
 }
+Tensor3 Decorator::layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const {
+  return base_->layer_norm(x, p, eps);
+}
+Tensor3 Decorator::encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,
+                                 const MhaOptions<double>& self) const {
+  return base_->encoder_layer(x, p, heads, o, self);
+}
+Tensor3 Decorator::decoder_layer(const Tensor3& tgt, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
+                                 const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross) const {
+  return base_->decoder_layer(tgt, memory, p, heads, o, self, cross);
+}
+Tensor3 Decorator::decoder_step(const Tensor3& x_t, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
+                                const LayerOptions& o, LayerCache<double>& cache, const MhaOptions<double>& cross) const {
+  return base_->decoder_step(x_t, memory, p, heads, o, cache, cross);
+}
+Tensor3 Decorator::shift_right(const Tensor3& target, const xt::xtensor<double, 1>& start) const { return base_->shift_right(target, start); }
 
 MhaResult<double, 2> multi_head_attention_2d(const Backend& b, const Matrix& query, const Matrix& key, const Matrix& value,
                                              const MhaParameters<double>& p, std::size_t heads, const MhaOptions<double>& o) {

@@ -18,6 +18,14 @@
 //   positional_encoding  the sinusoidal table's rows at given positions: (positions, d)
 //   linear_*             causal linear attention on φ(Q), φ(K) (n, d_k), V (n, d_v) → (n, d_v),
 //                        in its parallel, recurrent and chunked forms (kernels/linear_attention.hpp)
+//   layer_norm           torch.nn.LayerNorm over the last axis (kernels/layer_norm.hpp): (B, S, d) → (B, S, d)
+//   encoder_layer        torch.nn.TransformerEncoderLayer, eval mode (kernels/encoder_layer.hpp): (B, S, d) → (B, S, d)
+//   decoder_layer        torch.nn.TransformerDecoderLayer, eval mode (kernels/decoder_layer.hpp):
+//                        tgt (B, T, d), memory (B, S, d) → (B, T, d)
+//   decoder_step         that layer at one new position over its KV cache (kernels/decoder_step.hpp):
+//                        x_t (B, 1, d) → (B, 1, d), the cache's keys and values appended
+//   shift_right          the decoder's input: the target moved one position later, a start row first:
+//                        (B, T, d), (d) → (B, T, d)
 //
 // A backend may lack an operation, or an option of one (the fused kernel never forms the
 // weights): it then throws Unsupported, and a claim that needed it is reported not applicable,
@@ -35,6 +43,7 @@
 #include "kernels/attention.hpp"
 #include "kernels/attention_backward.hpp"
 #include "kernels/multi_head_attention.hpp"
+#include "kernels/decoder_step.hpp"
 
 namespace vl::backends {
 
@@ -49,11 +58,17 @@ enum class Op {
   linear_parallel,
   linear_recurrent,
   linear_chunked,
+  layer_norm,
+  encoder_layer,
+  decoder_layer,
+  decoder_step,
+  shift_right,
 };
 inline constexpr Op kAllOps[] = {Op::attention,          Op::attention_weights,   Op::attention_scores,
                                  Op::attention_storage_rounding, Op::attention_backward, Op::multi_head_attention,
                                  Op::positional_encoding, Op::linear_parallel,     Op::linear_recurrent,
-                                 Op::linear_chunked};
+                                 Op::linear_chunked,
+                                 Op::layer_norm, Op::encoder_layer, Op::decoder_layer, Op::decoder_step, Op::shift_right};
 std::string to_string(Op op);
 
 /// A backend lacks an operation (or an option of one, under that operation's name): what it
@@ -67,6 +82,7 @@ class Unsupported : public std::runtime_error {
 template <class T>
 using Tensor4 = xt::xtensor<T, 4>;
 using Matrix = xt::xtensor<double, 2>;
+using Tensor3 = xt::xtensor<double, 3>;
 
 class Backend {
  public:
@@ -93,6 +109,14 @@ class Backend {
   virtual Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const;
   virtual Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const;
   virtual Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const;
+  virtual Tensor3 layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const;
+  virtual Tensor3 encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,
+                                const MhaOptions<double>& self) const;
+  virtual Tensor3 decoder_layer(const Tensor3& tgt, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
+                                const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross) const;
+  virtual Tensor3 decoder_step(const Tensor3& x_t, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
+                               const LayerOptions& o, LayerCache<double>& cache, const MhaOptions<double>& cross) const;
+  virtual Tensor3 shift_right(const Tensor3& target, const xt::xtensor<double, 1>& start) const;
 
  protected:
   /// Throws Unsupported: "backend '<name>' has no <op>[ (<why>)]".
@@ -124,6 +148,14 @@ class Decorator : public Backend {
   Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
   Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
   Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
+  Tensor3 layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const override;
+  Tensor3 encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,
+                                const MhaOptions<double>& self) const override;
+  Tensor3 decoder_layer(const Tensor3& tgt, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
+                                const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross) const override;
+  Tensor3 decoder_step(const Tensor3& x_t, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
+                               const LayerOptions& o, LayerCache<double>& cache, const MhaOptions<double>& cross) const override;
+  Tensor3 shift_right(const Tensor3& target, const xt::xtensor<double, 1>& start) const override;
 
  protected:
   const Backend& base() const { return *base_; }

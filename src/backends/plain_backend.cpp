@@ -42,4 +42,23 @@ Matrix PlainBackend::linear_chunked(const Matrix& pq, const Matrix& pk, const Ma
   return vl::linear_attention_chunked<double>(pq, pk, v, chunk);
 }
 
+Tensor3 PlainBackend::layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const {
+  return vl::layer_norm<double>(x, p, eps);
+}
+Tensor3 PlainBackend::encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,
+                                    const MhaOptions<double>& self) const {
+  return vl::encoder_layer<double>(x, p, heads, o, self);
+}
+Tensor3 PlainBackend::decoder_layer(const Tensor3& tgt, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
+                                    const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross) const {
+  return vl::decoder_layer<double>(tgt, memory, p, heads, o, self, cross);
+}
+Tensor3 PlainBackend::decoder_step(const Tensor3& x_t, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
+                                   const LayerOptions& o, LayerCache<double>& cache, const MhaOptions<double>& cross) const {
+  return vl::decoder_layer_step<double>(x_t, memory, p, heads, o, cache, cross);
+}
+Tensor3 PlainBackend::shift_right(const Tensor3& target, const xt::xtensor<double, 1>& start) const {
+  return vl::shift_right<double>(target, start);
+}
+
 }  // namespace vl::backends

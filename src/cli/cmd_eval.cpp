@@ -4,6 +4,7 @@
 //   eval mha                nn.MultiheadAttention's forward in PyTorch's parameter layout
 //   eval positional-encoding    sinusoidal PE (N, D)
 //   eval linear-attention   causal linear attention, φ = elu + 1, in one of its three forms
+//   eval encoder-layer, decoder-layer   torch's Transformer layers (cmd_eval_layers.cpp)
 #include <limits>
 #include <numeric>
 
@@ -458,6 +459,7 @@ void add_eval_command(CLI::App& app) {
     check_output_path(pa->out, "--out");
     eval_positional(*pa);
   });
+  add_eval_layers(*eval);
 }
 
 }  // namespace vl::cli

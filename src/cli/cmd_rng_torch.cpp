@@ -6,6 +6,10 @@
 //   mha-init --seed S --embed-dim D --heads H [--dtype ...] --out-dir DIR
 //            torch.manual_seed(S); nn.MultiheadAttention(D, H, dtype=...) -> DIR/in_proj_weight.npy,
 //            in_proj_bias.npy, out_proj_weight.npy, out_proj_bias.npy
+//   encoder-layer-init / decoder-layer-init --seed S --d-model D --heads H --dim-feedforward F
+//            [--dtype ...] --out-dir DIR
+//            torch.manual_seed(S); nn.TransformerEncoderLayer(D, H, F, dtype=...) (or Decoder): its
+//            state_dict(), one DIR/<name>.npy per entry under torch's names (self_attn.in_proj_weight.npy, ...)
 // Every argument is checked here and a bad one throws vl::InputError naming it.
 #include <cmath>
 #include <cstdint>
@@ -25,6 +29,7 @@
 #include "numeric/npy.hpp"
 #include "numeric/torch_mha_init.hpp"
 #include "numeric/torch_random.hpp"
+#include "numeric/torch_transformer_init.hpp"
 
 namespace vl::cli {
 namespace {
@@ -96,6 +101,18 @@ void add_stream_verb(CLI::App& torch, const std::string& name, const std::string
   });
 }
 
+/// --out-dir, created if missing.
+fs::path out_dir(const std::string& path) {
+  if (path.empty()) throw InputError("--out-dir: empty path");
+  const fs::path dir = path;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    throw InputError(fmt::format("--out-dir: cannot create folder '{}'{}", path, ec ? ": " + ec.message() : ""));
+  }
+  return dir;
+}
+
 struct MhaArgs {
   std::string seed, embed_dim, heads, dtype = "float64", out_dir;
 };
@@ -126,19 +143,56 @@ void add_mha_verb(CLI::App& torch) {
     if (d == 0 || d > 16384) throw InputError(fmt::format("--embed-dim: {} is not in 1..16384", a->embed_dim));
     if (h == 0) throw InputError("--heads: must be positive");
     if (d % h != 0) throw InputError(fmt::format("--embed-dim {} is not divisible by --heads {}", d, h));
-    if (a->out_dir.empty()) throw InputError("--out-dir: empty path");
-    const fs::path dir = a->out_dir;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec || !fs::is_directory(dir)) {
-      throw InputError(fmt::format("--out-dir: cannot create folder '{}'{}", a->out_dir, ec ? ": " + ec.message() : ""));
-    }
+    const fs::path dir = out_dir(a->out_dir);
     torch_rng::Generator gen(seed);
     if (f64) {
       save_mha(dir, torch_rng::mha_init<double>(gen, d, h));
     } else {
       save_mha(dir, torch_rng::mha_init<float>(gen, d, h));
     }
+  });
+}
+
+struct LayerInitArgs {
+  std::string seed, d_model, heads, d_ff, dtype = "float64", out_dir;
+};
+
+template <class P>
+void save_state(const fs::path& dir, const P& p) {
+  torch_rng::state_entries(p, [&](const std::string& name, const auto& t) {
+    using T = typename std::decay_t<decltype(t)>::value_type;
+    npy::save(dir / (name + ".npy"), xt::xarray<T>(t));
+  });
+}
+
+// encoder-layer-init / decoder-layer-init: a Transformer layer's initial state_dict().
+void add_layer_init_verb(CLI::App& torch, bool decoder) {
+  auto* cmd = torch.add_subcommand(decoder ? "decoder-layer-init" : "encoder-layer-init",
+                                   decoder ? "nn.TransformerDecoderLayer(D, H, F) state_dict() after torch.manual_seed(S)"
+                                           : "nn.TransformerEncoderLayer(D, H, F) state_dict() after torch.manual_seed(S)");
+  auto a = std::make_shared<LayerInitArgs>();
+  cmd->add_option("--seed", a->seed, "torch.manual_seed value (0 .. 2^64-1)")->required();
+  cmd->add_option("--d-model", a->d_model, "d_model D")->required();
+  cmd->add_option("--heads", a->heads, "nhead H (must divide D)")->required();
+  cmd->add_option("--dim-feedforward", a->d_ff, "dim_feedforward F")->required();
+  cmd->add_option("--dtype", a->dtype, "float64 (default) or float32");
+  cmd->add_option("--out-dir", a->out_dir, "Folder for one .npy per state_dict() entry (created if missing)")->required();
+  cmd->callback([a, decoder] {
+    const std::uint64_t seed = parse_unsigned(a->seed, "--seed");
+    const std::uint64_t d = parse_unsigned(a->d_model, "--d-model");
+    const std::uint64_t h = parse_unsigned(a->heads, "--heads");
+    const std::uint64_t f = parse_unsigned(a->d_ff, "--dim-feedforward");
+    const bool f64 = parse_dtype_is_double(a->dtype);
+    if (d == 0 || d > 16384) throw InputError(fmt::format("--d-model: {} is not in 1..16384", a->d_model));
+    if (f == 0 || f > 65536) throw InputError(fmt::format("--dim-feedforward: {} is not in 1..65536", a->d_ff));
+    if (h == 0) throw InputError("--heads: must be positive");
+    if (d % h != 0) throw InputError(fmt::format("--d-model {} is not divisible by --heads {}", d, h));
+    const fs::path dir = out_dir(a->out_dir);
+    torch_rng::Generator gen(seed);
+    if (decoder && f64) save_state(dir, torch_rng::decoder_layer_init<double>(gen, d, h, f));
+    else if (decoder) save_state(dir, torch_rng::decoder_layer_init<float>(gen, d, h, f));
+    else if (f64) save_state(dir, torch_rng::encoder_layer_init<double>(gen, d, h, f));
+    else save_state(dir, torch_rng::encoder_layer_init<float>(gen, d, h, f));
   });
 }
 
@@ -150,6 +204,8 @@ void add_rng_torch(CLI::App& rng) {
   add_stream_verb(*torch, "normal", "torch.randn(shape, dtype) after torch.manual_seed(S)", false);
   add_stream_verb(*torch, "uniform", "torch.empty(shape, dtype).uniform_(low, high) after torch.manual_seed(S)", true);
   add_mha_verb(*torch);
+  add_layer_init_verb(*torch, false);
+  add_layer_init_verb(*torch, true);
 }
 
 }  // namespace vl::cli

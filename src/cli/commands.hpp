@@ -17,6 +17,7 @@ void add_spec_command(CLI::App& app);       // cmd_spec.cpp    (the parsed specs
 void add_rng_command(CLI::App& app);        // cmd_rng.cpp     (rng numpy ...; calls add_rng_torch)
 void add_rng_torch(CLI::App& rng);          // cmd_rng_torch.cpp (rng torch ...)
 void add_eval_command(CLI::App& app);       // cmd_eval.cpp
+void add_eval_layers(CLI::App& eval);       // cmd_eval_layers.cpp (eval encoder-layer, decoder-layer)
 void add_compare_command(CLI::App& app);    // cmd_compare.cpp
 void add_onnx_command(CLI::App& app);       // cmd_onnx.cpp
 void add_backends_command(CLI::App& app);   // cmd_backends.cpp

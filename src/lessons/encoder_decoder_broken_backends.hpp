@@ -1,0 +1,81 @@
+#pragma once
+// Lesson encoder-decoder: the broken backends its claims must reject (specs/encoder_decoder.md,
+// "Negative controls"). Each is one plausible bug, a decorator over a working backend that
+// overrides the operations it breaks and forwards everything else. A bug inside a layer is the
+// layer kernel instantiated with one step changed (kernels/encoder_layer.hpp's LayerSteps).
+#include "backends/backend.hpp"
+
+namespace vl::lessons::encoder_decoder {
+
+using backends::Tensor3;
+
+/// Layer operations of a decorator that runs our layer kernels with broken steps `Steps`.
+#define VL_ED_LAYER_OPS                                                                                                              \
+  Tensor3 encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,         \
+                        const MhaOptions<double>& self) const override;                                                              \
+  Tensor3 decoder_layer(const Tensor3& tgt, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,       \
+                        const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross) const override;      \
+  Tensor3 decoder_step(const Tensor3& x_t, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,        \
+                       const LayerOptions& o, LayerCache<double>& cache, const MhaOptions<double>& cross) const override;
+
+/// Post-norm swapped for pre-norm (and back): norm_first inverted in every layer.
+class NormOrderSwapped : public backends::Decorator {
+ public:
+  using Decorator::Decorator;
+  VL_ED_LAYER_OPS
+};
+
+/// The residual dropped: each sub-layer's output replaces x instead of being added to it.
+class ResidualDropped : public backends::Decorator {
+ public:
+  using Decorator::Decorator;
+  VL_ED_LAYER_OPS
+};
+
+/// The encoder–decoder attention reading its keys and values from the decoder, not the memory.
+class CrossReadsDecoder : public backends::Decorator {
+ public:
+  using Decorator::Decorator;
+  VL_ED_LAYER_OPS
+};
+
+/// The KV cache not appended: each step's key and value replace the cache instead of joining it.
+class CacheNotAppended : public backends::Decorator {
+ public:
+  using Decorator::Decorator;
+  Tensor3 decoder_step(const Tensor3& x_t, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
+                       const LayerOptions& o, LayerCache<double>& cache, const MhaOptions<double>& cross) const override;
+};
+#undef VL_ED_LAYER_OPS
+
+/// LayerNorm over the wrong axis: each feature normalised over the positions of its sequence.
+class LayerNormWrongAxis : public backends::Decorator {
+ public:
+  using Decorator::Decorator;
+  Tensor3 layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const override;
+};
+
+/// The target not shifted: the decoder's input is the target itself, position i seeing token i.
+class TargetNotShifted : public backends::Decorator {
+ public:
+  using Decorator::Decorator;
+  Tensor3 shift_right(const Tensor3& target, const xt::xtensor<double, 1>& start) const override;
+};
+
+/// The encoder given the decoder's causal mask: position i sees only 0 … i.
+class EncoderWithCausalMask : public backends::Decorator {
+ public:
+  using Decorator::Decorator;
+  Tensor3 encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,
+                        const MhaOptions<double>& self) const override;
+};
+
+/// The decoder's self-attention without its causal mask (the mask argument ignored).
+class DecoderWithoutMask : public backends::Decorator {
+ public:
+  using Decorator::Decorator;
+  Tensor3 decoder_layer(const Tensor3& tgt, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
+                        const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross) const override;
+};
+
+}  // namespace vl::lessons::encoder_decoder
