@@ -6,8 +6,10 @@ warning) into a temporary folder, or takes an already built one from VL_DOCS_BUI
 dir holding docs/html), then opens every lesson page in headless Chromium after MathJax ran and
 checks that the formulas were typeset (MathJax output present, no raw $$ left), that the
 verdicts are there and agree with the audit, that the listing's C++ came in by \\snippet, and
-that nothing is loaded from the network. Keeps a screenshot of each lesson page under
-<build>/docs-test/ and prints its path.
+that nothing is loaded from the network. Keeps screenshots of each lesson page at 1400
+and 420 px under <build>/docs/screenshots/ and prints their paths. Drives Chromium with
+Selenium (python3-selenium, chromium-driver); missing either fails the test, with the package
+names.
 
     LESSONS=build/bin/lessons /usr/bin/python3 verify/cli/test_docs.py
     VL_DOCS_BUILD=build LESSONS=build/bin/lessons /usr/bin/python3 verify/cli/test_docs.py
@@ -89,11 +91,6 @@ class DocsSite(unittest.TestCase):
         cls.build_log = run.stdout + run.stderr
         cls.build_status = run.returncode
 
-    @classmethod
-    def tearDownClass(cls):
-        if cls.tmp:
-            cls.tmp.cleanup()
-
     # -- helpers ------------------------------------------------------------------------------
     def audit(self):
         return json.loads((self.out / "audit.json").read_text(encoding="utf-8"))
@@ -106,20 +103,50 @@ class DocsSite(unittest.TestCase):
             self.assertTrue(page.exists(), f"Doxygen did not make {page.name}")
         return pages
 
-    def require_chromium(self):
-        if not self.chromium:
-            self.fail("chromium not found: the docs test opens the pages in headless Chromium. "
-                      "Install Debian's package (apt-get install -y chromium); scripts/install-deps.sh "
-                      "should list `chromium`.")
+    @classmethod
+    def browser(cls):
+        """One headless Chromium for the whole class (Selenium + Debian's chromium-driver)."""
+        if getattr(cls, "_driver", None):
+            return cls._driver
+        try:
+            from selenium import webdriver
+            from selenium.webdriver.chrome.service import Service
+        except ImportError:
+            raise AssertionError("python3-selenium is not installed: the docs tests drive headless Chromium with it "
+                                 "(scripts/install-deps.sh installs python3-selenium and chromium-driver)")
+        driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+        if not Path(driver_path).exists() or not find_chromium():
+            raise AssertionError("chromium or chromedriver not found: the docs tests open the pages in headless Chromium "
+                                 "(scripts/install-deps.sh installs chromium and chromium-driver)")
+        opts = webdriver.ChromeOptions()
+        for flag in CHROMIUM_FLAGS:
+            opts.add_argument(flag)
+        opts.binary_location = find_chromium()
+        cls._driver = webdriver.Chrome(service=Service(driver_path), options=opts)
+        cls._driver.set_script_timeout(60)
+        return cls._driver
 
-    def chromium_run(self, page: Path, *extra):
-        self.require_chromium()
-        with tempfile.TemporaryDirectory(prefix="vl-chromium-") as profile:
-            run = subprocess.run([self.chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
-                                  "--virtual-time-budget=10000", *extra, page.as_uri()],
-                                 capture_output=True, text=True, timeout=180)
-        self.assertEqual(run.returncode, 0, f"chromium failed on {page.name}:\n{run.stderr[-3000:]}")
-        return run.stdout
+    def open_page(self, page: Path, width: int = 1400):
+        """The page at this width, after MathJax has typeset everything."""
+        d = self.browser()
+        d.set_window_size(width, 1000)
+        d.get(page.as_uri())
+        d.execute_async_script(
+            "var done = arguments[arguments.length - 1];"
+            "if (window.MathJax && MathJax.Hub) { MathJax.Hub.Queue(function () { done(true); }); } else { done(false); }")
+        return d
+
+    def screenshot(self, page: Path, width: int) -> Path:
+        d = self.browser()
+        height = d.execute_script("return document.documentElement.scrollHeight")
+        d.set_window_size(width, min(height + 20, 16000))
+        shots = build_dir() / "docs" / "screenshots"
+        shots.mkdir(parents=True, exist_ok=True)
+        shot = shots / f"{page.stem}-{width}.png"
+        d.save_screenshot(str(shot))
+        self.assertTrue(shot.exists() and shot.stat().st_size > 10000, f"no screenshot {shot}")
+        print(f"\nscreenshot: {shot} ({width} x {height} px)", flush=True)
+        return shot
 
     # -- the tests ----------------------------------------------------------------------------
     def test_1_site_builds_without_doxygen_warnings(self):
@@ -143,52 +170,128 @@ class DocsSite(unittest.TestCase):
         self.assertIn('src="mathjax/MathJax.js"', (self.out / "html" / "index.html").read_text(encoding="utf-8"))
 
     def test_4_lesson_pages_in_chromium(self):
-        shots = build_dir() / "docs-test"
-        shots.mkdir(parents=True, exist_ok=True)
         audit = {l["id"]: l for l in self.audit()["lessons"]}
         for page in self.lesson_pages():
             with self.subTest(page=page.name):
-                dom = self.chromium_run(page, "--dump-dom")
-                (shots / (page.stem + ".dom.html")).write_text(dom, encoding="utf-8")
+                d = self.open_page(page, 1400)
                 lesson = next((l for l in audit.values()
                                if "lesson_" + re.sub(r"[^A-Za-z0-9]", "_", l["id"]) == page.stem), None)
-                source_md = (self.out / "pages" / (page.stem + ".md")).read_text(encoding="utf-8")
-                # Formulas: typeset by MathJax, none left raw.
-                if "\\f[" in source_md or "\\f$" in source_md:
-                    self.assertRegex(dom, r'class="MathJax(_Display|_Preview)?"|<mjx-container',
-                                     "MathJax did not typeset the formulas")
-                    self.assertRegex(dom, r'id="MathJax-Element-\d+-Frame"|<mjx-container',
-                                     "no MathJax output element")
-                text = re.sub(r"<script\b.*?</script>", "", dom, flags=re.S)
-                self.assertNotIn("$$", text, "raw $$ left on the page")
-                self.assertNotIn("\\f[", text, "raw \\f[ left on the page")
-                self.assertNotIn("MathJax_Message\" style=\"\"", dom)
-                # Verdicts: the banner agrees with the audit; one per claim and per documented line.
+                # Math: typeset, no MathJax error, no raw TeX or ASCII math left in the prose.
+                errors = d.execute_script(
+                    "return Array.from(document.querySelectorAll('.MathJax .merror, .MathJax_Error, .mjx-merror, merror'))"
+                    ".map(e => e.textContent).concat(Array.from(document.querySelectorAll('.MathJax span'))"
+                    ".filter(e => e.style && e.style.color === 'red').map(e => 'red: ' + e.textContent));")
+                self.assertEqual(errors, [], f"{page.name}: MathJax errors")
+                prose = d.execute_script(
+                    "var out = [];"
+                    "document.querySelectorAll('div.contents p, div.contents li, div.contents td, div.contents h1, "
+                    "div.contents h2, div.contents h3').forEach(function (e) {"
+                    "  var c = e.cloneNode(true);"
+                    "  c.querySelectorAll('code, pre, .MathJax, .MathJax_Display, .MathJax_Preview, script, .vl-detail, "
+                    ".vl-control-why, .vl-why, .vl-check-name, .vl-source, .vl-statement, .vl-sources, .vl-claims-list, .vl-rule-why')"
+                    ".forEach(function (x) { x.remove(); });"
+                    "  out.push(c.textContent); });"
+                    "return out;")
+                raw = [t.strip()[:160] for t in prose
+                       if re.search(r"\\[A-Za-z]+|\$\$|\\f[\[$]|\b[A-Za-z]_[A-Za-z0-9{]|\^[({A-Za-z0-9−-]", t)]
+                self.assertEqual(raw, [], f"{page.name}: raw TeX or ASCII math in the text")
+                # Output lines: none wraps (tables keep their columns), none scrolls in a box of its own.
+                bad = d.execute_script(
+                    "return Array.from(document.querySelectorAll('pre.vl-line')).filter(function (p) {"
+                    "  var lh = parseFloat(getComputedStyle(p).lineHeight) || 16;"
+                    "  var lines = p.textContent.split('\\n').length;"
+                    "  return p.scrollWidth > p.clientWidth + 1 || p.clientHeight > lines * lh * 1.5 + 8; })"
+                    ".map(p => p.textContent.slice(0, 60));")
+                self.assertEqual(bad, [], f"{page.name}: output lines clipped or wrapped")
                 if lesson:
                     ok = all(c["status"] == "passed" for c in lesson["claims"]) and \
                         all(li["status"] == "passed" for li in lesson["listings"]) and not lesson["problems"] and \
                         (lesson["claims"] or lesson["listings"])
-                    self.assertIn("vl-banner-pass" if ok else "vl-banner-fail", dom)
-                    if not ok:
-                        self.assertIn("fails verification", dom)
+                    html_text = d.page_source
+                    self.assertIn("vl-banner-pass" if ok else "vl-banner-fail", html_text)
                     for claim in lesson["claims"]:
-                        self.assertIn(f'id="claim-{re.sub(r"[^A-Za-z0-9-]", "-", claim["id"])}"', dom)
-                    n_lines = sum(len(li["lines"]) for li in lesson["listings"])
-                    n_verdicts = len(re.findall(r'class="vl-verdict vl-(pass|fail)"', dom))
-                    self.assertGreaterEqual(n_verdicts, len(lesson["claims"]) + n_lines, "verdicts missing")
-                # Screenshot, kept for a human to look at.
-                shot = shots / (page.stem + ".png")
-                shot.unlink(missing_ok=True)
-                self.chromium_run(page, f"--screenshot={shot}", "--window-size=1280,2400")
-                self.assertTrue(shot.exists() and shot.stat().st_size > 10000, f"no screenshot {shot}")
-                print(f"\nscreenshot: {shot}", flush=True)
+                        self.assertIn(f'id="claim-{re.sub(r"[^A-Za-z0-9-]", "-", claim["id"])}"', html_text)
+                    self.assertEqual(html_text.count("vl-banner-"), 1, "the audit's summary must come once")
+                self.screenshot(page, 1400)
+                # 420 px: the navigation tree is gone and the text takes the width.
+                d = self.open_page(page, 420)
+                inner = d.execute_script("return window.innerWidth")
+                width = d.execute_script("return document.querySelector('div.contents').getBoundingClientRect().width")
+                self.assertGreater(width, 0.85 * inner, f"{page.name} at 420 px: text column {width} of {inner} px")
+                self.screenshot(page, 420)
+
+    def test_6_try_it_panel_shows_the_audited_weights(self):
+        import numpy as np
+        page = self.out / "html" / "lesson_masking.html"
+        if not page.exists():
+            self.skipTest("no masking lesson in this audit")
+        masking = next(l for l in self.audit()["lessons"] if l["id"] == "masking")
+        listing = next(li for li in masking["listings"] if li["id"] == "masking.main")
+        tol = {a["name"]: a["tolerance"] for a in listing["arrays"]}
+        self.assertEqual(listing["status"], "passed")
+        golden = {t: np.load(SOURCE / "reference_outputs" / "masking" / f"main.W_{t}.npy") for t in ("unmasked", "causal")}
+        y_golden = {t: np.load(SOURCE / "reference_outputs" / "masking" / f"main.Y_{t}.npy") for t in ("unmasked", "causal")}
+        d = self.open_page(page, 1400)
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import Select
+        panel = d.find_element(By.CSS_SELECTOR, ".vl-try#tryit-masking-main")
+        mask = panel.find_element(By.CSS_SELECTOR, ".vl-try-mask")
+        head, head2 = Select(panel.find_element(By.CSS_SELECTOR, ".vl-try-headsel")), Select(panel.find_element(By.CSS_SELECTOR, ".vl-try-head2"))
+        row = Select(panel.find_element(By.CSS_SELECTOR, ".vl-try-row"))
+
+        def shown(k=0):
+            cells = panel.find_elements(By.CSS_SELECTOR, f"tr.vl-try-w{k} td")
+            return np.array([float(c.get_attribute("data-value")) for c in cells]), [c.text for c in cells]
+
+        def output():
+            return np.array([float(x) for x in panel.find_element(By.CSS_SELECTOR, ".vl-try-y").get_attribute("data-values").split(",")])
+
+        self.assertFalse(mask.is_selected())
+        head.select_by_value("0")
+        row.select_by_value("0")
+        w, _ = shown()
+        self.assertLess(np.abs(w - golden["unmasked"][0, 0]).max(), tol["W_unmasked"] + 1e-300)
+        self.assertGreater(w[1:].max(), 0.01, "without the mask row 0 sees the later keys")
+        mask.click()  # the toggle: row 0 becomes [1, 0, ...]
+        self.assertTrue(mask.is_selected())
+        w, text = shown()
+        self.assertEqual(w[0], 1.0)
+        self.assertTrue((w[1:] == 0).all(), w)
+        self.assertEqual(text[:2], ["1", "0"])
+        for t in ("unmasked", "causal"):
+            if (t == "causal") != mask.is_selected():
+                mask.click()
+            for h in range(golden[t].shape[0]):
+                head.select_by_value(str(h))
+                for r in range(golden[t].shape[1]):
+                    row.select_by_value(str(r))
+                    w, _ = shown()
+                    self.assertLessEqual(np.abs(w - golden[t][h, r]).max(), tol[f"W_{t}"], f"{t} head {h} row {r}")
+                    self.assertLessEqual(np.abs(output() - y_golden[t][r]).max(), tol[f"Y_{t}"], f"{t} output row {r}")
+        # Two heads in row 2 (causal): different weights, both on keys 0-2 only.
+        head.select_by_value("0")
+        head2.select_by_value("1")
+        row.select_by_value("2")
+        a, b = shown(0)[0], shown(1)[0]
+        self.assertGreater(np.abs(a - b).max(), 0.05)
+        self.assertTrue((a[3:] == 0).all() and (b[3:] == 0).all())
+
+    @classmethod
+    def tearDownClass(cls):
+        if getattr(cls, "_driver", None):
+            cls._driver.quit()
+            cls._driver = None
+        if cls.tmp:
+            cls.tmp.cleanup()
 
     def test_5_linear_rnn_page_has_its_listing_snippet_outputs_and_plot(self):
         page = self.out / "html" / "lesson_linear_rnn.html"
         if not page.exists():
             self.skipTest("no linear-rnn lesson in this audit")
         html_text = page.read_text(encoding="utf-8")
-        self.assertRegex(html_text, r'<div class="fragment">.*listing_main', "the C++ listing was not snippeted")
+        self.assertRegex(html_text, r'class="vl-code-body" data-lang="cpp">[^<]*listing_main', "the C++ twin is not shown")
+        self.assertIn('class="vl-code vl-code-seed"', html_text, "the lesson's own code is not quoted")
+        self.assertIn('class="vl-code vl-code-kernel"', html_text, "the kernel is not shown")
         self.assertIn("Output of <code>linear-rnn.main</code>", html_text)
         self.assertIn("le due forme coincidono: True", html_text)
         self.assertIn("linear-rnn-cost-chunked-linear-cost.svg", html_text, "the cost plot is missing")
