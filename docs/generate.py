@@ -252,14 +252,26 @@ def reading(cid: str, measured, tol, failed: bool = False) -> str:
     unit = r.get("unit", "")
     scale = r.get("scale", 1)
     if t is None:  # "tolerance: none": a yes/no check, its measured value is what it found
-        return f'{esc(r.get("quantity", "measured"))} {fmt_number(measured)} (no tolerance: a yes/no check)'
+        return f'{typeset_text(r.get("quantity", "measured"))} {fmt_number(measured)} (no tolerance: a yes/no check)'
     bound = r.get("offset", 0) + t
     if isinstance(m, (int, float)) and not (isinstance(m, float) and math.isinf(m)) and scale != 1:
         shown_m, shown_b = f"{m / scale:.2f}", f"{bound / scale:g}"
     else:
         shown_m, shown_b = fmt_number(measured), fmt_number(bound)
     u = f" {esc(unit)}" if unit else ""
-    return f'{esc(r.get("quantity", "measured"))} {shown_m}{u} {op} {shown_b}{u}'
+    return f'{typeset_text(r.get("quantity", "measured"))} {shown_m}{u} {op} {shown_b}{u}'
+
+
+SUBSCRIPT = re.compile(r"(?<![\w&])([A-Za-zα-ωΣ√])_(\{[^}]*\}|[A-Za-z0-9]+)")
+SUPERSCRIPT_GROUP = re.compile(r"\^(\([^)]*\)|\{[^}]*\}|[−\-]?[A-Za-z0-9∞.]+)")
+
+
+def typeset_text(s: str) -> str:
+    """A claim's statement as the engine read it, escaped, with its ASCII math set as a reader
+    expects: d_k -> d<sub>k</sub>, 10000^(2/d) -> 10000<sup>2/d</sup>. The words are the spec's."""
+    t = esc(s)
+    t = SUBSCRIPT.sub(lambda m: f"{m.group(1)}<sub>{m.group(2).strip('{}')}</sub>", t)
+    return SUPERSCRIPT_GROUP.sub(lambda m: f"<sup>{m.group(1).strip('(){}')}</sup>", t)
 
 
 def control_verdict(rejected: bool) -> str:
@@ -310,6 +322,13 @@ def rule_label(rule: str) -> str:
 
 def is_timing(rule: str) -> bool:
     return (rule or "").startswith("machine")
+
+
+def typeset_code(s: str) -> str:
+    """Like inline_code, with the text outside the code spans typeset (typeset_text)."""
+    parts = re.split(r"(`[^`]+`)", s)
+    return "".join(f"<code>{esc(p[1:-1])}</code>" if p.startswith("`") and p.endswith("`") and len(p) > 1 else typeset_text(p)
+                   for p in parts)
 
 
 def inline_code(s: str) -> str:
@@ -418,7 +437,7 @@ class LessonPage:
         src = self.spec.sources if self.spec else []
         if not src:
             return ""
-        items = "".join(f"<li>{inline_code(s)}</li>" for s in src)
+        items = "".join(f"<li>{typeset_code(s)}</li>" for s in src)
         return htmlonly(f'<div class="vl-sources"><span class="vl-label">Sources</span><ul>{items}</ul></div>')
 
     def claim_card(self, block: Block) -> str:
@@ -454,7 +473,7 @@ class LessonPage:
             f'<div class="vl-card vl-claim {"" if ok else "vl-card-fail"}" id="{claim_anchor(cid)}">'
             f'<div class="vl-card-head"><span class="vl-card-kind">Claim</span> <code class="vl-id">{esc(cid)}</code>'
             f' <span class="vl-badge">{esc(kind)}</span> {verdict(status)}</div>'
-            f'<div class="vl-statement">{esc(statement)}</div>'
+            f'<div class="vl-statement">{typeset_text(statement)}</div>'
             + "".join(rows)
             + f'<div class="vl-source"><span class="vl-label">Source</span> {esc(src)}</div></div>')
 
@@ -469,7 +488,7 @@ class LessonPage:
             how = "rejected by an exception"
         else:  # the headline number is within the tolerance: another part of the check rejected it
             how = "rejected by another part of the check (its headline number is within the tolerance)"
-        return (f'<li>{control_verdict(ctl.get("rejected"))} <b>{esc(ctl["name"])}</b> — {how}'
+        return (f'<li>{control_verdict(ctl.get("rejected"))} <b>{typeset_text(ctl["name"])}</b> — {how}'
                 f'<div class="vl-control-why">{esc(ctl.get("detail") or ctl.get("error") or "")}</div></li>')
 
     def listing_card(self, block: Block) -> str:
@@ -604,7 +623,7 @@ class LessonPage:
             return ""
         items = "".join(
             f'<li>{verdict(c["status"], True)} <a href="#{claim_anchor(c["id"])}"><code>{esc(c["id"])}</code></a> '
-            f'{esc(first_sentence(c["statement"]))}</li>' for c in self.claims.values())
+            f'{typeset_text(first_sentence(c["statement"]))}</li>' for c in self.claims.values())
         return htmlonly(f'<div class="vl-claims-list"><span class="vl-label">What this lesson claims, and this build '
                         f'checked</span><ul>{items}</ul></div>')
 
