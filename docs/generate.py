@@ -517,9 +517,9 @@ class LessonPage:
                 f'<td class="vl-num">{fmt_number(a.get("max_abs_error"))}</td><td class="vl-num">abs {fmt_number(a.get("tolerance"))}</td>'
                 f'<td>{verdict("passed" if a.get("passed") else "failed", True)}</td></tr>' for a in li["arrays"])
             arr = htmlonly(
-                '<table class="vl-table vl-arrays"><caption>Arrays the listing computes, against numeric goldens '
+                '<div class="vl-scroll"><table class="vl-table vl-arrays"><caption>Arrays the listing computes, against numeric goldens '
                 'from an independent reference</caption><thead><tr><th>array</th><th>golden</th>'
-                f'<th>max |produced − golden|</th><th>tolerance</th><th>verdict</th></tr></thead><tbody>{trs}</tbody></table>')
+                f'<th>max |produced − golden|</th><th>tolerance</th><th>verdict</th></tr></thead><tbody>{trs}</tbody></table></div>')
         return arr
 
     def output_table(self, block: Block) -> str:
@@ -554,15 +554,18 @@ class LessonPage:
             err = ""
             if v.get("abs_error") is not None:
                 err = f'<div class="vl-rule-why">|error| {fmt_number(v["abs_error"])}</div>'
-            if wide:
-                cells = (f'<td><pre class="vl-line vl-doc" title="documented">{d_html}</pre>'
-                         f'<pre class="vl-line vl-prod" title="this build">{p_html}</pre></td>')
-            else:
-                cells = f'<td><pre class="vl-line">{d_html}</pre></td><td><pre class="vl-line">{p_html}</pre></td>'
+            ok_html = verdict("passed" if v.get("passed") else "failed", True)
+            if wide:  # the whole width for the line; its rule and verdict on a line of their own above it
+                rows.append(
+                    f'<tr class="{"" if v.get("passed") else "vl-row-fail"}"><td class="vl-num">{v["line"]}</td>'
+                    f'<td><div class="vl-line-meta">{ok_html} <span class="vl-rule">{rule_html}{err}{detail}</span></div>'
+                    f'<pre class="vl-line vl-doc" title="documented">{d_html}</pre>'
+                    f'<pre class="vl-line vl-prod" title="this build">{p_html}</pre></td></tr>')
+                continue
+            cells = f'<td><pre class="vl-line">{d_html}</pre></td><td><pre class="vl-line">{p_html}</pre></td>'
             rows.append(
                 f'<tr class="{"" if v.get("passed") else "vl-row-fail"}"><td class="vl-num">{v["line"]}</td>{cells}'
-                f'<td class="vl-rule">{rule_html}{err}{detail}</td>'
-                f'<td>{verdict("passed" if v.get("passed") else "failed", True)}</td></tr>')
+                f'<td class="vl-rule">{rule_html}{err}{detail}</td><td>{ok_html}</td></tr>')
         extra = ""
         if li:
             produced = li.get("produced", [])
@@ -577,7 +580,7 @@ class LessonPage:
         return htmlonly(
             f'<div class="vl-output"><div class="vl-scroll"><table class="vl-table vl-compare{" vl-stacked" if wide else ""}"><caption>Output of '
             f'<code>{esc(lid)}</code>: as the lesson documented it, and as this build printed it</caption>'
-            + ('<thead><tr><th>#</th><th>documented <span class="vl-prod-key">this build</span></th><th>rule</th><th>verdict</th></tr></thead>'
+            + ('<thead><tr><th>#</th><th>verdict, rule; documented <span class="vl-prod-key">this build</span></th></tr></thead>'
                if wide else '<thead><tr><th>#</th><th>documented</th><th>this build</th><th>rule</th><th>verdict</th></tr></thead>')
             + f'<tbody>{"".join(rows)}</tbody></table></div>{gloss}{extra}</div>')
 
@@ -630,10 +633,10 @@ class LessonPage:
     def neighbours(self) -> str:
         links = []
         if self.prev:
-            links.append(f'<a class="vl-prev" href="{page_name(self.prev[0])}.html">← {esc(self.prev[1])}</a>')
+            links.append(f'<a class="vl-prev" href="{page_name(self.prev[0])}.html" title="{esc(self.prev[1])}">← {esc(self.prev[0])}</a>')
         links.append('<a class="vl-up" href="index.html">all lessons</a>')
         if self.next:
-            links.append(f'<a class="vl-next" href="{page_name(self.next[0])}.html">{esc(self.next[1])} →</a>')
+            links.append(f'<a class="vl-next" href="{page_name(self.next[0])}.html" title="{esc(self.next[1])}">{esc(self.next[0])} →</a>')
         return htmlonly(f'<nav class="vl-neighbours">{"".join(links)}</nav>')
 
     def files(self) -> str:
@@ -663,17 +666,15 @@ class LessonPage:
         self.figures = plots.figures_for(self.result, self.spec, self.img_dir, self.warnings, self.arrays)
         name = page_name(self.lesson_id)
         title = escape_doxygen_text(self.title)
-        parts = [f"{title} {{#{name}}}\n{'=' * max(len(self.title), 3)}\n", self.neighbours(), self.banner()]
-        opened = False
+        # The opening: the audit's summary (once), what the lesson claims as a short list, its files.
+        parts = [f"{title} {{#{name}}}\n{'=' * max(len(self.title), 3)}\n", self.neighbours(), self.banner(),
+                 self.claims_list(), self.sources(), self.files(), "[TOC]\n"]
         if self.spec is None:
             missing = (f'The engine exported no spec: <pre>{esc(self.spec_error)}</pre>' if self.spec_error
                        else 'No spec file was found for this lesson.')
             parts.append(htmlonly(f'<div class="vl-missing">{missing}</div>'))
         else:
             for b in self.spec.blocks:
-                if not opened and b.kind != "prose":  # the opening: what it teaches, then its claims
-                    parts += [self.claims_list(), self.sources(), self.files(), "[TOC]\n"]
-                    opened = True
                 if b.kind == "prose":
                     parts.append("\n" + prose_to_doxygen(b.text, drop_title=self.title) + "\n")
                 elif b.kind == "claim":
@@ -691,8 +692,6 @@ class LessonPage:
                     parts.append(self.rules_note(b))
                     if any(x.kind == "output" and x.ref == b.ref for x in self.spec.blocks):
                         parts.append(self.after_listing(b.ref))
-        if not opened:
-            parts += [self.claims_list(), self.sources(), self.files()]
         # What the audit reports but the spec's blocks did not place: shown at the end, not lost.
         blocks = self.spec.blocks if self.spec else []
         placed_claims = {b.get("id") for b in blocks if b.kind == "claim"}

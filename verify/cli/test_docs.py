@@ -136,17 +136,29 @@ class DocsSite(unittest.TestCase):
             "if (window.MathJax && MathJax.Hub) { MathJax.Hub.Queue(function () { done(true); }); } else { done(false); }")
         return d
 
-    def screenshot(self, page: Path, width: int) -> Path:
+    def screenshot(self, page: Path, width: int):
+        """The whole page at this width, in tiles of at most 12000 px (Chromium's limit is ~16k)."""
         d = self.browser()
-        height = d.execute_script("return document.documentElement.scrollHeight")
-        d.set_window_size(width, min(height + 20, 16000))
+        # With Doxygen's navigation tree the text scrolls inside #doc-content, not the document.
+        scroller = "(function () { var c = document.getElementById('doc-content');" \
+                   "return c && c.scrollHeight > c.clientHeight + 1 ? c : document.scrollingElement; })()"
+        tile = 12000
+        d.set_window_size(width, tile)
+        height = d.execute_script(f"return {scroller}.scrollHeight")
         shots = build_dir() / "docs" / "screenshots"
         shots.mkdir(parents=True, exist_ok=True)
-        shot = shots / f"{page.stem}-{width}.png"
-        d.save_screenshot(str(shot))
-        self.assertTrue(shot.exists() and shot.stat().st_size > 10000, f"no screenshot {shot}")
-        print(f"\nscreenshot: {shot} ({width} x {height} px)", flush=True)
-        return shot
+        for old in shots.glob(f"{page.stem}-{width}*.png"):
+            old.unlink()
+        paths = []
+        for k, top in enumerate(range(0, height, tile - 200)):
+            d.execute_script(f"{scroller}.scrollTop = arguments[0];", top)
+            shot = shots / (f"{page.stem}-{width}.png" if k == 0 else f"{page.stem}-{width}-{k + 1}.png")
+            d.save_screenshot(str(shot))
+            self.assertTrue(shot.exists() and shot.stat().st_size > 10000, f"no screenshot {shot}")
+            paths.append(shot)
+        print(f"\nscreenshots: {', '.join(str(p) for p in paths)} ({width} x {height} px)", flush=True)
+        d.execute_script(f"{scroller}.scrollTop = 0;")
+        return paths
 
     # -- the tests ----------------------------------------------------------------------------
     def test_1_site_builds_without_doxygen_warnings(self):
@@ -204,6 +216,11 @@ class DocsSite(unittest.TestCase):
                     "  return p.scrollWidth > p.clientWidth + 1 || p.clientHeight > lines * lh * 1.5 + 8; })"
                     ".map(p => p.textContent.slice(0, 60));")
                 self.assertEqual(bad, [], f"{page.name}: output lines clipped or wrapped")
+                # At 1400 px every output comparison fits: no line needs its box scrolled to be read.
+                cut = d.execute_script(
+                    "return Array.from(document.querySelectorAll('.vl-output .vl-scroll')).filter(function (s) {"
+                    "  return s.scrollWidth > s.clientWidth + 1; }).map(s => s.textContent.slice(0, 80));")
+                self.assertEqual(cut, [], f"{page.name}: output lines cut at 1400 px")
                 if lesson:
                     ok = all(c["status"] == "passed" for c in lesson["claims"]) and \
                         all(li["status"] == "passed" for li in lesson["listings"]) and not lesson["problems"] and \
@@ -214,8 +231,8 @@ class DocsSite(unittest.TestCase):
                         self.assertIn(f'id="claim-{re.sub(r"[^A-Za-z0-9-]", "-", claim["id"])}"', html_text)
                     self.assertEqual(len(re.findall(r'class="vl-banner vl-banner-(?:pass|fail)"', html_text)), 1, "the audit's summary must come once")
                 self.screenshot(page, 1400)
-                # 420 px: the navigation tree is gone and the text takes the width.
-                d = self.open_page(page, 420)
+                # 420 px: the navigation tree is gone and the text takes the width (the same load, resized).
+                d.set_window_size(420, 1000)
                 inner = d.execute_script("return window.innerWidth")
                 width = d.execute_script("return document.querySelector('div.contents').getBoundingClientRect().width")
                 self.assertGreater(width, 0.85 * inner, f"{page.name} at 420 px: text column {width} of {inner} px")
