@@ -6,8 +6,9 @@ warning) into a temporary folder, or takes an already built one from VL_DOCS_BUI
 dir holding docs/html), then opens every lesson page in headless Chromium after MathJax ran and
 checks that the formulas were typeset (MathJax output present, no raw $$ left), that the
 verdicts are there and agree with the audit, that the listing's C++ came in by \\snippet, and
-that nothing is loaded from the network. Keeps screenshots of each lesson page at 1400
-and 420 px under <build>/docs/screenshots/ and prints their paths. Drives Chromium with
+that nothing is loaded from the network. The page-by-page checks in Chromium (math,
+layout at 1400 and 420 px, screenshots) are verify/docs/test_docs_pages.py, one ctest per
+lesson page. Drives Chromium with
 Selenium (python3-selenium, chromium-driver); missing either fails the test, with the package
 names.
 
@@ -67,7 +68,9 @@ class NetworkLoads(html.parser.HTMLParser):
             self.remote.append(f"<{tag}> {url}")
 
 
-class DocsSite(unittest.TestCase):
+class SiteHelpers:
+    """The site (built here, or VL_DOCS_BUILD's) and one headless Chromium, for the docs tests
+    (this file and verify/docs/test_docs_pages.py)."""
     tmp = None
     out = None
 
@@ -160,6 +163,16 @@ class DocsSite(unittest.TestCase):
         d.execute_script(f"{scroller}.scrollTop = 0;")
         return paths
 
+    @classmethod
+    def tearDownClass(cls):
+        if getattr(cls, "_driver", None):
+            cls._driver.quit()
+            cls._driver = None
+        if cls.tmp:
+            cls.tmp.cleanup()
+
+
+class DocsSite(SiteHelpers, unittest.TestCase):
     # -- the tests ----------------------------------------------------------------------------
     def test_1_site_builds_without_doxygen_warnings(self):
         if getattr(self, "build_status", 0):
@@ -180,63 +193,6 @@ class DocsSite(unittest.TestCase):
             parser.feed(page.read_text(encoding="utf-8", errors="replace"))
             self.assertEqual(parser.remote, [], f"{page.name} loads from the network")
         self.assertIn('src="mathjax/MathJax.js"', (self.out / "html" / "index.html").read_text(encoding="utf-8"))
-
-    def test_4_lesson_pages_in_chromium(self):
-        audit = {l["id"]: l for l in self.audit()["lessons"]}
-        for page in self.lesson_pages():
-            with self.subTest(page=page.name):
-                d = self.open_page(page, 1400)
-                lesson = next((l for l in audit.values()
-                               if "lesson_" + re.sub(r"[^A-Za-z0-9]", "_", l["id"]) == page.stem), None)
-                # Math: typeset, no MathJax error, no raw TeX or ASCII math left in the prose.
-                errors = d.execute_script(
-                    "return Array.from(document.querySelectorAll('.MathJax .merror, .MathJax_Error, .mjx-merror, merror'))"
-                    ".map(e => e.textContent).concat(Array.from(document.querySelectorAll('.MathJax span'))"
-                    ".filter(e => e.style && e.style.color === 'red').map(e => 'red: ' + e.textContent));")
-                self.assertEqual(errors, [], f"{page.name}: MathJax errors")
-                # (Program output is shown verbatim as evidence: check details, code, output lines.)
-                prose = d.execute_script(
-                    "var out = [];"
-                    "document.querySelectorAll('div.contents p, div.contents li, div.contents td, div.contents h1, "
-                    "div.contents h2, div.contents h3').forEach(function (e) {"
-                    "  var c = e.cloneNode(true);"
-                    "  c.querySelectorAll('code, pre, .MathJax, .MathJax_Display, .MathJax_Preview, script, .vl-detail, "
-                    ".vl-control-why, .vl-why, .vl-check-name, .vl-rule-why')"
-                    ".forEach(function (x) { x.remove(); });"
-                    "  out.push(c.textContent); });"
-                    "return out;")
-                raw = [t.strip()[:160] for t in prose
-                       if re.search(r"\\[A-Za-z]+|\$\$|\\f[\[$]|\b[A-Za-z]_[A-Za-z0-9{]|\^[({A-Za-z0-9−-]", t)]
-                self.assertEqual(raw, [], f"{page.name}: raw TeX or ASCII math in the text")
-                # Output lines: none wraps (tables keep their columns), none scrolls in a box of its own.
-                bad = d.execute_script(
-                    "return Array.from(document.querySelectorAll('pre.vl-line')).filter(function (p) {"
-                    "  var lh = parseFloat(getComputedStyle(p).lineHeight) || 16;"
-                    "  var lines = p.textContent.split('\\n').length;"
-                    "  return p.scrollWidth > p.clientWidth + 1 || p.clientHeight > lines * lh * 1.5 + 8; })"
-                    ".map(p => p.textContent.slice(0, 60));")
-                self.assertEqual(bad, [], f"{page.name}: output lines clipped or wrapped")
-                # At 1400 px every output comparison fits: no line needs its box scrolled to be read.
-                cut = d.execute_script(
-                    "return Array.from(document.querySelectorAll('.vl-output .vl-scroll')).filter(function (s) {"
-                    "  return s.scrollWidth > s.clientWidth + 1; }).map(s => s.textContent.slice(0, 80));")
-                self.assertEqual(cut, [], f"{page.name}: output lines cut at 1400 px")
-                if lesson:
-                    ok = all(c["status"] == "passed" for c in lesson["claims"]) and \
-                        all(li["status"] == "passed" for li in lesson["listings"]) and not lesson["problems"] and \
-                        (lesson["claims"] or lesson["listings"])
-                    html_text = d.page_source
-                    self.assertIn("vl-banner-pass" if ok else "vl-banner-fail", html_text)
-                    for claim in lesson["claims"]:
-                        self.assertIn(f'id="claim-{re.sub(r"[^A-Za-z0-9-]", "-", claim["id"])}"', html_text)
-                    self.assertEqual(len(re.findall(r'class="vl-banner vl-banner-(?:pass|fail)"', html_text)), 1, "the audit's summary must come once")
-                self.screenshot(page, 1400)
-                # 420 px: the navigation tree is gone and the text takes the width (the same load, resized).
-                d.set_window_size(420, 1000)
-                inner = d.execute_script("return window.innerWidth")
-                width = d.execute_script("return document.querySelector('div.contents').getBoundingClientRect().width")
-                self.assertGreater(width, 0.85 * inner, f"{page.name} at 420 px: text column {width} of {inner} px")
-                self.screenshot(page, 420)
 
     def test_6_try_it_panel_shows_the_audited_weights(self):
         import numpy as np
@@ -293,14 +249,6 @@ class DocsSite(unittest.TestCase):
         a, b = shown(0)[0], shown(1)[0]
         self.assertGreater(np.abs(a - b).max(), 0.05)
         self.assertTrue((a[3:] == 0).all() and (b[3:] == 0).all())
-
-    @classmethod
-    def tearDownClass(cls):
-        if getattr(cls, "_driver", None):
-            cls._driver.quit()
-            cls._driver = None
-        if cls.tmp:
-            cls.tmp.cleanup()
 
     def test_5_linear_rnn_page_has_its_listing_snippet_outputs_and_plot(self):
         page = self.out / "html" / "lesson_linear_rnn.html"
