@@ -665,7 +665,7 @@ class LessonPage:
     def render(self) -> str:
         self.figures = plots.figures_for(self.result, self.spec, self.img_dir, self.warnings, self.arrays)
         name = page_name(self.lesson_id)
-        title = escape_doxygen_text(self.title)
+        title = escape_doxygen_text(plain_title(self.title))
         # The opening: the audit's summary (once), what the lesson claims as a short list, its files.
         parts = [f"{title} {{#{name}}}\n{'=' * max(len(self.title), 3)}\n", self.neighbours(), self.banner(),
                  self.claims_list(), self.sources(), self.files(), "[TOC]\n"]
@@ -716,8 +716,17 @@ class LessonPage:
 
 
 def first_sentence(s: str) -> str:
-    m = re.match(r"^(.{40,}?[.;:])(\s|$)", s)
-    return m.group(1) if m and len(m.group(1)) < len(s) else s
+    """Up to the first full stop or semicolon (a colon announces a list: the sentence goes on)."""
+    m = re.match(r"^(.{40,}?[.;])(\s|$)", s)
+    return m.group(1).rstrip(";") + "." if m and len(m.group(1)) < len(s) else s
+
+
+UNICODE_SUB = str.maketrans("aeijklmnoprstuvx0123456789", "ₐₑᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ₀₁₂₃₄₅₆₇₈₉")
+
+
+def plain_title(s: str) -> str:
+    """A title in plain text (page title, navigation tree): d_k -> dₖ where Unicode has the letter."""
+    return re.sub(r"(?<=\w)_([aeijklmnoprstuvx0-9])\b", lambda m: m.group(1).translate(UNICODE_SUB), s)
 
 
 def escape_caption(s: str) -> str:
@@ -752,7 +761,7 @@ def render_index(pages, audit, audit_error: str, spec_error: str = "") -> str:
         st = pg.status()
         trs.append(
             f'<tr class="{"" if st == "passed" else "vl-row-fail"}">'
-            f'<td><a class="vl-lesson-link" href="{page_name(pg.lesson_id)}.html">{esc(pg.title)}</a>'
+            f'<td><a class="vl-lesson-link" href="{page_name(pg.lesson_id)}.html">{esc(plain_title(pg.title))}</a>'
             f'<div class="vl-small"><code>{esc(pg.lesson_id)}</code></div></td>'
             f'<td>{verdict(st if st == "passed" else "failed")}'
             f'{"" if st in ("passed", "failed") else f"<div class=vl-small>{esc(STATUS_WORD.get(st, st))}</div>"}</td>'
