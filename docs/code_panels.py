@@ -89,7 +89,7 @@ def panels(listing_id: str, source: Path, seeds: Path | None, warnings: list) ->
         if seed is None or not seed.is_file():
             cols.append(f'<div class="vl-missing">The lesson\'s code is quoted from seed <code>{esc(where["seed"])}</code>, '
                         f'which this checkout does not have (give build_docs.py <code>--seeds DIR</code>).</div>')
-            warnings.append(f"{listing_id}: seed {where['seed']} not found under {seeds}")
+            warnings.append(f"{listing_id}: seed {where['seed']} not found ({seeds or 'no seeds folder: give --seeds DIR'})")
         else:
             text = seed.read_text(encoding="utf-8").splitlines()
             a, b = where["lines"]

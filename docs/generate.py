@@ -826,6 +826,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=Path, help="the seeds folder, for the lessons' own code (default: SOURCE/../shared/seeds)")
     ap.add_argument("--strict", action="store_true", help="fail on a generator warning (e.g. a listing without markers)")
     args = ap.parse_args(argv)
+    args.source = args.source.resolve()  # file:// links to the spec and the seeds need absolute paths
 
     audit, audit_error = read_report(args.audit, "audit report", "lessons audit --json")
     arrays = {}
