@@ -606,7 +606,7 @@ class LessonPage:
                         f'<ul>{items}</ul><span class="vl-rules-default">Every other line must match character for character.</span></div>')
 
     def figure(self, fig) -> str:
-        return (f'\n\\image html {fig.file} "{escape_caption(fig.caption)}"\n')
+        return (f'\n\\image html {fig.file} "{escape_caption(plain_title(fig.caption))}"\n')
 
     def figures_after(self, kind, ident):
         return "".join(self.figure(f) for f in self.figures if f.anchor == (kind, ident))
@@ -780,11 +780,11 @@ def render_index(pages, audit, audit_error: str, spec_error: str = "") -> str:
     parts.append("# How to read a lesson {#reading}\n")
     parts.append(htmlonly(
         '<table class="vl-table vl-legend"><thead><tr><th>rule</th><th>a produced line passes when</th></tr></thead><tbody>'
-        '<tr><td><code>exact</code></td><td>it equals the documented line, character for character (the default)</td></tr>'
-        '<tr><td><code>ws</code></td><td>it equals it with runs of spaces counted as one</td></tr>'
-        '<tr><td><code>abs A</code>, <code>rel R</code></td><td>the text around the numbers is exact and each number is within A absolute or R relative</td></tr>'
-        '<tr><td><code>bound X</code></td><td>the text is exact and the number is below X</td></tr>'
-        '<tr><td><code>machine</code></td><td>the text is exact and the number has the documented form (a timing)</td></tr>'
+        '<tr><td>exact (<code>exact</code>)</td><td>it equals the documented line, character for character (the default)</td></tr>'
+        '<tr><td>spaces ignored (<code>ws</code>)</td><td>it equals it with runs of spaces counted as one</td></tr>'
+        '<tr><td>within ± A, within relative R (<code>abs A</code>, <code>rel R</code>)</td><td>the text around the numbers is exact and each number is within A absolute or R relative</td></tr>'
+        '<tr><td>below X (<code>bound X</code>)</td><td>the text is exact and the number is below X</td></tr>'
+        '<tr><td>timing, form only (<code>machine</code>)</td><td>the text is exact and the number has the documented form (a timing: counted apart from the reproduced lines)</td></tr>'
         '</tbody></table>'))
     parts.append("Where a produced line differs from the documented one, the differing characters are "
                  "<span class=\"vl-mark\">marked</span> (a space shows as ␣). The C++ reference of the sources is under "

@@ -367,8 +367,8 @@ def positional_heatmap(ctx: Context):
             figs.append(ctx.save(fig, f"pe-{name}",
                                  f"The positional-encoding table {name} as this build's {li['id']} computed it "
                                  f"({n} positions, d = {d}; the array the audit compares with NumPy's): "
-                                 "PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(…). The low "
-                                 "dimensions turn fast, the high ones slowly.", ("listing", li["id"])))
+                                 "PE(pos, 2i) = sin(pos·ωᵢ) and PE(pos, 2i+1) = cos(pos·ωᵢ), with the frequencies ωᵢ of "
+                                 "the formula above. The low dimensions turn fast, the high ones slowly.", ("listing", li["id"])))
     return figs
 
 
@@ -410,9 +410,11 @@ def attention_heatmaps(ctx: Context):
                 if r == len(order) - 1:
                     ax.set_xlabel("key j", fontsize=8)
         fig.colorbar(im, ax=axes, fraction=0.02, pad=0.02, label="weight")
-        names = " and ".join(order)
+        rows = ("one row per array: " + ", then ".join("with the causal mask" if "causal" in k else "without a mask"
+                                                        for k in order) + "; ") if len(order) > 1 else ""
         figs.append(ctx.save(fig, f"weights-{li['id'].split('.')[-1]}",
-                             f"The attention weights {names} of every head, as this build's {li['id']} computed them "
+                             f"The attention weights of every head ({rows}one column per head), as this build's "
+                             f"{li['id']} computed them "
                              "(the arrays the audit compares with torch's): row i is query i's softmax over the keys."
                              + (" With the causal mask everything right of the diagonal is exactly 0, and row 0 is "
                                 "[1, 0, …]." if any("causal" in k for k in order) else ""),

@@ -49,7 +49,7 @@ class DocsPages(SiteHelpers, unittest.TestCase):
                 # (Program output is shown verbatim as evidence: check details, code, output lines.)
                 prose = d.execute_script(
                     "var out = [];"
-                    "document.querySelectorAll('div.headertitle, div.contents p, div.contents li, div.contents td, div.contents h1, "
+                    "document.querySelectorAll('div.headertitle, div.caption, div.contents p, div.contents li, div.contents td, div.contents h1, "
                     "div.contents h2, div.contents h3').forEach(function (e) {"
                     "  var c = e.cloneNode(true);"
                     "  c.querySelectorAll('code, pre, .MathJax, .MathJax_Display, .MathJax_Preview, script, .vl-detail, "
