@@ -262,7 +262,7 @@ def reading(cid: str, measured, tol, failed: bool = False) -> str:
     return f'{typeset_text(r.get("quantity", "measured"))} {shown_m}{u} {op} {shown_b}{u}'
 
 
-SUBSCRIPT = re.compile(r"(?<![\w&])([A-Za-zα-ωΣ√])_(\{[^}]*\}|[A-Za-z0-9]+)")
+SUBSCRIPT = re.compile(r"(?<![\w&])(max|min|[A-Za-zα-ωΣ√])_(\{[^}]*\}|[A-Za-z0-9]+)")
 SUPERSCRIPT_GROUP = re.compile(r"\^(\([^)]*\)|\{[^}]*\}|[−\-]?[A-Za-z0-9∞.]+)")
 
 

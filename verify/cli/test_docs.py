@@ -149,7 +149,10 @@ class SiteHelpers:
         for old in shots.glob(f"{page.stem}-{width}*.png"):
             old.unlink()
         paths = []
-        for k, top in enumerate(range(0, height, tile - 200)):
+        tops = [0]
+        while tops[-1] + tile < height:  # a further tile only where the page goes on (200 px overlap)
+            tops.append(tops[-1] + tile - 200)
+        for k, top in enumerate(tops):
             d.execute_script(f"{scroller}.scrollTop = arguments[0];", top)
             shot = shots / (f"{page.stem}-{width}.png" if k == 0 else f"{page.stem}-{width}-{k + 1}.png")
             d.save_screenshot(str(shot))
