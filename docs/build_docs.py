@@ -11,7 +11,13 @@ and copies Debian's MathJax (libjs-mathjax) into OUT/html/mathjax so that the si
 nothing from the network. Used by the `docs` target (docs/CMakeLists.txt) and by
 verify/cli/test_docs.py. With --audit (or the environment variable VL_AUDIT_JSON, which
 scripts/main.sh sets to the audit it has just run) it uses that audit's JSON instead of running
-the audit again; likewise --specs (or VL_SPEC_JSON) for the spec export.
+the audit again; likewise --specs (or VL_SPEC_JSON) for the spec export and --arrays (or
+VL_ARRAYS_JSON) for `lessons export --json`, the listings' arrays the plots and "try it" panels
+show. A plot whose data is there but cannot be drawn fails the build (generate.py).
+
+Extra pages: every *.md in docs/pages/ (e.g. the conformance matrix of issue 19, generated there
+or written by hand) is handed to Doxygen with the lesson pages, and every *.html, *.json, *.svg
+and *.js there is copied into the site beside them, so a page's \\htmlonly block can load them.
 """
 import argparse
 import os
@@ -76,21 +82,37 @@ def main():
     ap.add_argument("--doxygen", default=shutil.which("doxygen") or "doxygen")
     ap.add_argument("--audit", type=Path, default=os.environ.get("VL_AUDIT_JSON") or None,
                     help="use this audit JSON instead of running the audit (default: $VL_AUDIT_JSON)")
+    ap.add_argument("--arrays", type=Path, default=os.environ.get("VL_ARRAYS_JSON") or None,
+                    help="use this array export instead of running `lessons export` (default: $VL_ARRAYS_JSON)")
+    ap.add_argument("--seeds", type=Path, default=os.environ.get("VL_SEEDS_DIR") or None,
+                    help="the lessons' seeds, for their own code on the pages (default: SOURCE/../shared/seeds)")
     ap.add_argument("--specs", type=Path, default=os.environ.get("VL_SPEC_JSON") or None,
                     help="use this spec export instead of running `lessons spec` (default: $VL_SPEC_JSON)")
     args = ap.parse_args()
     source, out = args.source.resolve(), args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
 
-    specs, audit = out / "specs.json", out / "audit.json"
+    specs, audit, arrays = out / "specs.json", out / "audit.json", out / "arrays.json"
     take_or_run(args.specs, specs, args.lessons, "spec", source, "specs")
     take_or_run(args.audit, audit, args.lessons, "audit", source, "audit")
+    take_or_run(args.arrays, arrays, args.lessons, "export", source, "arrays")
 
     pages = out / "pages"
     gen = subprocess.run([sys.executable, str(HERE / "generate.py"), "--source", str(source), "--specs", str(specs),
-                          "--audit", str(audit), "--out", str(pages)])
+                          "--audit", str(audit), "--arrays", str(arrays), "--out", str(pages)]
+                         + (["--seeds", str(args.seeds)] if args.seeds else []))
     if gen.returncode:
         fail("generate.py failed")
+
+    # Extra pages (docs/pages/): Markdown goes through Doxygen with the lessons, assets are copied.
+    extra = HERE / "pages"
+    extra_assets = []
+    if extra.is_dir():
+        for f in sorted(extra.iterdir()):
+            if f.suffix == ".md":
+                shutil.copyfile(f, pages / f.name)
+            elif f.suffix in (".html", ".json", ".svg", ".js", ".png"):
+                extra_assets.append(f)
 
     html = out / "html"
     env = dict(os.environ, VL_SOURCE_DIR=str(source), VL_DOCS_PAGES=str(pages), VL_DOCS_OUT=str(out), VL_DOCS_DIR=str(HERE))
@@ -104,6 +126,8 @@ def main():
     for md in pages.glob("*.md"):
         (html / (md.stem.replace("_", "__") + "_8md.html")).unlink(missing_ok=True)
     copy_mathjax(html)
+    for f in extra_assets:
+        shutil.copyfile(f, html / f.name)
     print(f"build_docs.py: site {html / 'index.html'}")
 
 

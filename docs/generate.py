@@ -9,11 +9,12 @@ the audit's JSON (``lessons audit --json``, written by src/engine/report_json.cp
 under ``DIR/src``, and writes, into PAGES_DIR:
 
 * ``index.md``            the main page: every lesson with its status;
-* ``lesson_<id>.md``      one page per lesson: the spec's prose, rendered by Doxygen's Markdown,
-                          with its claim/listing/output/rules blocks turned into cards and tables
-                          that carry this build's verdicts, the listing's C++ by ``\\snippet``
-                          (never pasted; found by its ``// [listing-id]`` marker lines), plots
-                          of this run's numbers, a claims summary and the build's provenance;
+* ``lesson_<id>.md``      one page per lesson: the audit's summary and the claims as a short list,
+                          then the spec's prose, rendered by Doxygen's Markdown, with its
+                          claim/listing/output/rules blocks turned into cards and tables that
+                          carry this build's verdicts, each listing's code beside the lesson's
+                          own (docs/code_panels.py), plots and "try it" panels of this build's
+                          numbers (plots.py, tryit.py), and the build's provenance;
 * ``img/*.svg``           the plots (docs/plots.py), found by Doxygen through IMAGE_PATH.
 
 Python only presents: every verdict shown comes from the audit's JSON; nothing is re-checked
@@ -34,7 +35,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import code_panels  # noqa: E402  (docs/code_panels.py: seed code, C++ twin, kernel)
 import plots  # noqa: E402  (docs/plots.py)
+import tryit  # noqa: E402  (docs/tryit.py: the interactive panels)
+
+HERE = Path(__file__).resolve().parent
+READINGS = json.loads((HERE / "claim_readings.json").read_text(encoding="utf-8"))["claims"]
+GLOSS = json.loads((HERE / "gloss.json").read_text(encoding="utf-8"))["phrases"]
 
 ENGINE_BLOCKS = ("claim", "listing", "output", "rules")
 
@@ -207,6 +214,66 @@ def verdict(status: str, short: bool = False) -> str:
     return f'<span class="vl-verdict vl-{"pass" if ok else "fail"}">{"✓" if ok else "✗"} {esc(word)}</span>'
 
 
+def _tolerance_number(tol):
+    try:
+        return float(tol)
+    except (TypeError, ValueError):
+        return None
+
+
+def _measured_number(x):
+    if isinstance(x, str):
+        return {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}.get(x.strip().lower())
+    return x
+
+
+def holds(cid: str, measured, tol):
+    """measured <op> bound, as claim_readings.json reads the claim; None when it cannot say."""
+    r = READINGS.get(cid, {})
+    m = _measured_number(measured)
+    t = _tolerance_number(r.get("bound_text", tol))
+    if m is None or t is None:
+        return None
+    bound = r.get("offset", 0) + t
+    op = r.get("op", "≤")
+    if isinstance(m, float) and math.isnan(m):
+        return False
+    return {"≤": m <= bound, "<": m < bound, "≥": m >= bound, ">": m > bound, "=": m == bound}[op]
+
+
+def reading(cid: str, measured, tol, failed: bool = False) -> str:
+    """'max |ours − torch| 2.2·10⁻¹⁶ ≤ 10⁻¹²', 'workspace at n = 65536 0.31 MiB < 64 MiB' (HTML)."""
+    r = READINGS.get(cid, {})
+    op = r.get("op", "≤")
+    if failed:
+        op = {"≤": ">", "<": "≥", "≥": "<", ">": "≤", "=": "≠"}[op]
+    t = _tolerance_number(r.get("bound_text", tol))
+    m = _measured_number(measured)
+    unit = r.get("unit", "")
+    scale = r.get("scale", 1)
+    if t is None:  # "tolerance: none": a yes/no check, its measured value is what it found
+        return f'{typeset_text(r.get("quantity", "measured"))} {fmt_number(measured)} (no tolerance: a yes/no check)'
+    bound = r.get("offset", 0) + t
+    if isinstance(m, (int, float)) and not (isinstance(m, float) and math.isinf(m)) and scale != 1:
+        shown_m, shown_b = f"{m / scale:.2f}", f"{bound / scale:g}"
+    else:
+        shown_m, shown_b = fmt_number(measured), fmt_number(bound)
+    u = f" {esc(unit)}" if unit else ""
+    return f'{typeset_text(r.get("quantity", "measured"))} {shown_m}{u} {op} {shown_b}{u}'
+
+
+SUBSCRIPT = re.compile(r"(?<![\w&])(max|min|[A-Za-zα-ωΣ√])_(\{[^}]*\}|[A-Za-z0-9]+)")
+SUPERSCRIPT_GROUP = re.compile(r"\^(\([^)]*\)|\{[^}]*\}|[−\-]?[A-Za-z0-9∞.]+)")
+
+
+def typeset_text(s: str) -> str:
+    """A claim's statement as the engine read it, escaped, with its ASCII math set as a reader
+    expects: d_k -> d<sub>k</sub>, 10000^(2/d) -> 10000<sup>2/d</sup>. The words are the spec's."""
+    t = esc(s)
+    t = SUBSCRIPT.sub(lambda m: f"{m.group(1)}<sub>{m.group(2).strip('{}')}</sub>", t)
+    return SUPERSCRIPT_GROUP.sub(lambda m: f"<sup>{m.group(1).strip('(){}')}</sup>", t)
+
+
 def control_verdict(rejected: bool) -> str:
     """A negative control is good news when the check rejects it."""
     if rejected:
@@ -243,6 +310,27 @@ def mark_differences(a: str, b: str):
 # ---------------------------------------------------------------------------------------------
 # Rules: their reasons are the spec's (the audit's JSON gives each line's rule, not its reason).
 
+def rule_label(rule: str) -> str:
+    """A line's comparison rule in words: "machine (number 4)" -> "timing, form only (number 4)"."""
+    words = {"exact": "exact", "ws": "spaces ignored", "machine": "timing, form only"}
+    m = re.match(r"^(\w+)(.*)$", rule or "exact")
+    head, rest = m.group(1), m.group(2).strip()
+    if head in ("abs", "rel", "bound"):
+        return {"abs": "within ±", "rel": "within relative ", "bound": "below "}[head] + re.sub(r"^\S+\s*", lambda t: t.group(0).strip() + " ", rest).strip()
+    return words.get(head, head) + (" " + rest if rest else "")
+
+
+def is_timing(rule: str) -> bool:
+    return (rule or "").startswith("machine")
+
+
+def typeset_code(s: str) -> str:
+    """Like inline_code, with the text outside the code spans typeset (typeset_text)."""
+    parts = re.split(r"(`[^`]+`)", s)
+    return "".join(f"<code>{esc(p[1:-1])}</code>" if p.startswith("`") and p.endswith("`") and len(p) > 1 else typeset_text(p)
+                   for p in parts)
+
+
 def inline_code(s: str) -> str:
     """A rule's reason: `code` spans as <code>, the rest escaped."""
     parts = re.split(r"(`[^`]+`)", s)
@@ -251,31 +339,14 @@ def inline_code(s: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# The C++ of a listing: found by its `// [listing-id]` marker lines in src/, shown with \snippet.
-
-def find_snippet(source: Path, listing_id: str):
-    """(path relative to src/, first line, last line) of the marked region, or None."""
-    # A plain comment (`// [id]`): `//!` would make the marker a doc comment of the function.
-    marker = re.compile(r"^\s*//!?\s*\[" + re.escape(listing_id) + r"\]\s*$")
-    for path in sorted((source / "src").rglob("*.cpp")) + sorted((source / "src").rglob("*.hpp")):
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
-            continue
-        hits = [k + 1 for k, raw in enumerate(lines) if marker.match(raw)]
-        if hits:
-            first, last = hits[0], hits[-1] if len(hits) > 1 else hits[0]
-            return path.relative_to(source / "src").as_posix(), first + 1, last - 1
-    return None
-
-
-# ---------------------------------------------------------------------------------------------
 # The page of one lesson.
 
 class LessonPage:
     def __init__(self, spec: Spec | None, result: dict | None, source: Path, img_dir: Path, audit: dict | None,
-                 spec_error: str = ""):
+                 spec_error: str = "", arrays: dict | None = None, seeds: Path | None = None):
         self.spec, self.result, self.source, self.img_dir, self.audit = spec, result, source, img_dir, audit
+        self.arrays, self.seeds = arrays or {}, seeds
+        self.prev = self.next = None  # (lesson id, title) of the neighbours, set by main()
         self.spec_error = spec_error  # why the engine exported no spec at all, if it did not
         self.lesson_id = (result or {}).get("id") or (spec.lesson if spec else "")
         self.title = (spec.title if spec and spec.title else (result or {}).get("title", "")) or self.lesson_id
@@ -309,8 +380,10 @@ class LessonPage:
             "claims": (sum(c["status"] == "passed" for c in claims), len(claims)),
             "listings": (sum(li["status"] == "passed" for li in listings), len(listings)),
             "controls": (sum(bool(ctl.get("rejected")) for ctl in controls), len(controls)),
-            "lines": (sum(bool(v.get("passed")) for li in listings for v in li.get("lines", [])),
-                      sum(len(li.get("lines", [])) for li in listings)),
+            "lines": (sum(bool(v.get("passed")) for li in listings for v in li.get("lines", []) if not is_timing(v.get("rule"))),
+                      sum(1 for li in listings for v in li.get("lines", []) if not is_timing(v.get("rule")))),
+            "timings": (sum(bool(v.get("passed")) for li in listings for v in li.get("lines", []) if is_timing(v.get("rule"))),
+                        sum(1 for li in listings for v in li.get("lines", []) if is_timing(v.get("rule")))),
         }
 
     def failures(self):
@@ -341,8 +414,10 @@ class LessonPage:
                 f'<div class="vl-banner vl-banner-pass"><span class="vl-banner-mark">✓</span> '
                 f'<b>Verified by this build.</b> {c["claims"][0]}/{c["claims"][1]} claims hold, '
                 f'{c["controls"][0]}/{c["controls"][1]} negative controls rejected, '
-                f'{c["lines"][0]}/{c["lines"][1]} documented lines reproduced '
-                f'({c["listings"][0]}/{c["listings"][1]} listings). {self.provenance_inline()}</div>')
+                f'{c["lines"][0]}/{c["lines"][1]} documented lines reproduced'
+                + (f', {c["timings"][0]}/{c["timings"][1]} timing lines in the documented form (their values are '
+                   f'this machine\'s)' if c["timings"][1] else "")
+                + f' ({c["listings"][0]}/{c["listings"][1]} listings). {self.provenance_inline()}</div>')
         items = "".join(f"<li>{f}</li>" for f in self.failures())
         return htmlonly(
             f'<div class="vl-banner vl-banner-fail"><span class="vl-banner-mark">✗</span> '
@@ -362,7 +437,7 @@ class LessonPage:
         src = self.spec.sources if self.spec else []
         if not src:
             return ""
-        items = "".join(f"<li>{inline_code(s)}</li>" for s in src)
+        items = "".join(f"<li>{typeset_code(s)}</li>" for s in src)
         return htmlonly(f'<div class="vl-sources"><span class="vl-label">Sources</span><ul>{items}</ul></div>')
 
     def claim_card(self, block: Block) -> str:
@@ -382,31 +457,39 @@ class LessonPage:
             ok = ch.get("passed")
             rows.append(
                 f'<div class="vl-check"><span class="vl-label">Check</span> <span class="vl-check-name">{esc(ch["name"])}</span>'
-                f'<div class="vl-measure"><span class="vl-measured {"vl-ok" if ok else "vl-bad"}">measured '
-                f'{fmt_number(ch.get("measured"))}</span> <span class="vl-tol">tolerance {esc(tol)}</span></div>'
+                f'<div class="vl-measure"><span class="vl-measured {"vl-ok" if ok else "vl-bad"}">'
+                f'{reading(cid, ch.get("measured"), tol)}</span> {verdict("passed" if ok else "failed", True)}</div>'
                 f'<div class="vl-detail">{esc(ch.get("detail", ""))}</div>'
                 + (f'<div class="vl-why">error: {esc(ch["error"])}</div>' if ch.get("error") else "") + '</div>')
             ctls = ch.get("controls", [])
             if ctls:
-                trs = "".join(
-                    f'<tr><td>{esc(ctl["name"])}</td><td class="vl-num">{fmt_number(ctl.get("measured"))}</td>'
-                    f'<td>{control_verdict(ctl.get("rejected"))}</td></tr>'
-                    for ctl in ctls)
+                items = "".join(self.control_item(cid, ctl, tol) for ctl in ctls)
                 rows.append(
                     '<details class="vl-controls"><summary>Negative controls: '
-                    f'{sum(bool(x.get("rejected")) for x in ctls)}/{len(ctls)} rejected</summary>'
-                    '<table class="vl-table"><thead><tr><th>broken variant</th><th>measured</th><th>the check</th></tr></thead>'
-                    f'<tbody>{trs}</tbody></table>'
-                    + "".join(f'<div class="vl-detail"><b>{esc(ctl["name"])}</b>: {esc(ctl.get("detail", ""))}</div>' for ctl in ctls)
-                    + '</details>')
+                    f'{sum(bool(x.get("rejected")) for x in ctls)}/{len(ctls)} rejected by this check</summary>'
+                    f'<ul class="vl-control-list">{items}</ul></details>')
         ok = status == "passed"
         return htmlonly(
             f'<div class="vl-card vl-claim {"" if ok else "vl-card-fail"}" id="{claim_anchor(cid)}">'
             f'<div class="vl-card-head"><span class="vl-card-kind">Claim</span> <code class="vl-id">{esc(cid)}</code>'
             f' <span class="vl-badge">{esc(kind)}</span> {verdict(status)}</div>'
-            f'<div class="vl-statement">{esc(statement)}</div>'
+            f'<div class="vl-statement">{typeset_text(statement)}</div>'
             + "".join(rows)
             + f'<div class="vl-source"><span class="vl-label">Source</span> {esc(src)}</div></div>')
+
+    def control_item(self, cid, ctl, tol) -> str:
+        """A broken variant and the metric that rejected it: the check's own words (its detail)."""
+        within = holds(cid, ctl.get("measured"), tol)
+        if not ctl.get("rejected"):
+            how = "the check passed it"
+        elif within is False:
+            how = f'rejected: {reading(cid, ctl.get("measured"), tol, failed=True)}'
+        elif ctl.get("error"):
+            how = "rejected by an exception"
+        else:  # the headline number is within the tolerance: another part of the check rejected it
+            how = "rejected by another part of the check (its headline number is within the tolerance)"
+        return (f'<li>{control_verdict(ctl.get("rejected"))} <b>{typeset_text(ctl["name"])}</b> — {how}'
+                f'<div class="vl-control-why">{esc(ctl.get("detail") or ctl.get("error") or "")}</div></li>')
 
     def listing_card(self, block: Block) -> str:
         lid = block.get("id")
@@ -423,18 +506,7 @@ class LessonPage:
             f'<div class="vl-card vl-listing {"" if status == "passed" else "vl-card-fail"}" id="listing-{esc(lid)}">'
             f'<div class="vl-card-head"><span class="vl-card-kind">Listing</span> <code class="vl-id">{esc(lid)}</code> '
             f'{verdict(status)}</div>{dl}</div>')
-        snip = find_snippet(self.source, lid)
-        if snip is None:
-            self.warnings.append(f"{lid}: no `// [{lid}]` markers in src/: its C++ is not shown")
-            code = htmlonly(
-                f'<div class="vl-missing">The C++ of <code>{esc(lid)}</code> is not marked for the docs: '
-                f'add a line <code>// [{esc(lid)}]</code> before and after <code>{esc(block.get("function"))}</code>.</div>')
-        else:
-            rel, first, last = snip
-            code = (htmlonly(f'<div class="vl-code-caption">The C++ twin, <code>src/{esc(rel)}</code>, '
-                             f'lines {first}–{last}</div>')
-                    + f"\n\\snippet {rel} {lid}\n")
-        return head + code
+        return head + htmlonly(code_panels.panels(lid, self.source, self.seeds, self.warnings))
 
     def arrays_table(self, lid: str) -> str:
         li = self.listings.get(lid)
@@ -445,9 +517,9 @@ class LessonPage:
                 f'<td class="vl-num">{fmt_number(a.get("max_abs_error"))}</td><td class="vl-num">abs {fmt_number(a.get("tolerance"))}</td>'
                 f'<td>{verdict("passed" if a.get("passed") else "failed", True)}</td></tr>' for a in li["arrays"])
             arr = htmlonly(
-                '<table class="vl-table vl-arrays"><caption>Arrays the listing computes, against numeric goldens '
+                '<div class="vl-scroll"><table class="vl-table vl-arrays"><caption>Arrays the listing computes, against numeric goldens '
                 'from an independent reference</caption><thead><tr><th>array</th><th>golden</th>'
-                f'<th>max |produced − golden|</th><th>tolerance</th><th>verdict</th></tr></thead><tbody>{trs}</tbody></table>')
+                f'<th>max |produced − golden|</th><th>tolerance</th><th>verdict</th></tr></thead><tbody>{trs}</tbody></table></div>')
         return arr
 
     def output_table(self, block: Block) -> str:
@@ -475,22 +547,25 @@ class LessonPage:
                 d_html = p_html = esc(doc)
             rule = v.get("rule") or "exact"
             why = "; ".join(("number " + n + ": " if n else "") + w for n, _, w in reasons.get(v["line"], []))
-            rule_html = f'<code>{esc(rule)}</code>'
+            rule_html = f'<span class="vl-rule-label" title="{esc(rule)}">{esc(rule_label(rule))}</span>'
             if why:  # the reason is in the rules list under the table; the cell links to it
                 rule_html += (f' <a class="vl-rule-ref" href="#rules-{esc(lid)}" title="{esc(why)}">why</a>')
             detail = f'<div class="vl-rule-why vl-bad">{esc(v["detail"])}</div>' if v.get("detail") and not v.get("passed") else ""
             err = ""
             if v.get("abs_error") is not None:
                 err = f'<div class="vl-rule-why">|error| {fmt_number(v["abs_error"])}</div>'
-            if wide:
-                cells = (f'<td><pre class="vl-line vl-doc" title="documented">{d_html}</pre>'
-                         f'<pre class="vl-line vl-prod" title="this build">{p_html}</pre></td>')
-            else:
-                cells = f'<td><pre class="vl-line">{d_html}</pre></td><td><pre class="vl-line">{p_html}</pre></td>'
+            ok_html = verdict("passed" if v.get("passed") else "failed", True)
+            if wide:  # the whole width for the line; its rule and verdict on a line of their own above it
+                rows.append(
+                    f'<tr class="{"" if v.get("passed") else "vl-row-fail"}"><td class="vl-num">{v["line"]}</td>'
+                    f'<td><div class="vl-line-meta">{ok_html} <span class="vl-rule">{rule_html}{err}{detail}</span></div>'
+                    f'<pre class="vl-line vl-doc" title="documented">{d_html}</pre>'
+                    f'<pre class="vl-line vl-prod" title="this build">{p_html}</pre></td></tr>')
+                continue
+            cells = f'<td><pre class="vl-line">{d_html}</pre></td><td><pre class="vl-line">{p_html}</pre></td>'
             rows.append(
                 f'<tr class="{"" if v.get("passed") else "vl-row-fail"}"><td class="vl-num">{v["line"]}</td>{cells}'
-                f'<td class="vl-rule">{rule_html}{err}{detail}</td>'
-                f'<td>{verdict("passed" if v.get("passed") else "failed", True)}</td></tr>')
+                f'<td class="vl-rule">{rule_html}{err}{detail}</td><td>{ok_html}</td></tr>')
         extra = ""
         if li:
             produced = li.get("produced", [])
@@ -501,12 +576,23 @@ class LessonPage:
                 extra += f'<div class="vl-why">{esc(li["why"])}</div>'
         else:
             extra = f'<div class="vl-why">The audit has no result for listing <code>{esc(lid)}</code>.</div>'
+        gloss = self.gloss(lines)
         return htmlonly(
-            f'<div class="vl-output"><table class="vl-table vl-compare{" vl-stacked" if wide else ""}"><caption>Output of '
+            f'<div class="vl-output"><div class="vl-scroll"><table class="vl-table vl-compare{" vl-stacked" if wide else ""}"><caption>Output of '
             f'<code>{esc(lid)}</code>: as the lesson documented it, and as this build printed it</caption>'
-            + ('<thead><tr><th>#</th><th>documented <span class="vl-prod-key">this build</span></th><th>rule</th><th>verdict</th></tr></thead>'
+            + ('<thead><tr><th>#</th><th>verdict, rule; documented <span class="vl-prod-key">this build</span></th></tr></thead>'
                if wide else '<thead><tr><th>#</th><th>documented</th><th>this build</th><th>rule</th><th>verdict</th></tr></thead>')
-            + f'<tbody>{"".join(rows)}</tbody></table>{extra}</div>')
+            + f'<tbody>{"".join(rows)}</tbody></table></div>{gloss}{extra}</div>')
+
+    def gloss(self, lines) -> str:
+        """The English of the non-English words these lines print (docs/gloss.json)."""
+        text = "\n".join((v.get("documented") or "") + "\n" + (v.get("produced") or "") for v in lines)
+        found = [(k, v) for k, v in GLOSS.items() if k in text]
+        found = [(k, v) for k, v in found if not any(k != o and k in o for o, _ in found)]  # longest phrases only
+        if not found:
+            return ""
+        items = "; ".join(f'<i lang="it">{esc(k)}</i> = {esc(v)}' for k, v in sorted(found, key=lambda kv: text.index(kv[0])))
+        return f'<div class="vl-gloss"><span class="vl-label">In English</span> {items}</div>'
 
     def rules_note(self, block: Block) -> str:
         rules = block.rules
@@ -520,31 +606,10 @@ class LessonPage:
                         f'<ul>{items}</ul><span class="vl-rules-default">Every other line must match character for character.</span></div>')
 
     def figure(self, fig) -> str:
-        return (f'\n\\image html {fig.file} "{escape_caption(fig.caption)}"\n')
+        return (f'\n\\image html {fig.file} "{escape_caption(plain_title(fig.caption))}"\n')
 
     def figures_after(self, kind, ident):
         return "".join(self.figure(f) for f in self.figures if f.anchor == (kind, ident))
-
-    def summary(self) -> str:
-        if not self.claims:
-            return ""
-        trs = []
-        for c in self.claims.values():
-            ch = (c.get("checks") or [{}])[0]
-            ctls = [x for chk in c.get("checks", []) for x in chk.get("controls", [])]
-            rejected = sum(bool(x.get("rejected")) for x in ctls)
-            ctl_html = (f'<span class="{"vl-ok" if ctls and rejected == len(ctls) else "vl-bad"}">{rejected}/{len(ctls)}</span>'
-                        + "".join(f'<div class="vl-small">{"✓" if x.get("rejected") else "✗"} {esc(x["name"])}</div>' for x in ctls))
-            trs.append(
-                f'<tr class="{"" if c["status"] == "passed" else "vl-row-fail"}">'
-                f'<td><a href="#{claim_anchor(c["id"])}"><code>{esc(c["id"])}</code></a><div class="vl-small">{esc(c["kind"])}</div></td>'
-                f'<td>{esc(c["statement"])}</td><td class="vl-num">{esc(c["tolerance"])}</td>'
-                f'<td class="vl-num">{fmt_number(ch.get("measured"))}</td><td>{ctl_html}</td>'
-                f'<td class="vl-small">{esc(c["source"])}</td><td>{verdict(c["status"], True)}</td></tr>')
-        return htmlonly(
-            '<table class="vl-table vl-summary"><thead><tr><th>claim</th><th>statement</th><th>tolerance</th>'
-            '<th>measured</th><th>negative controls rejected</th><th>source</th><th>verdict</th></tr></thead>'
-            f'<tbody>{"".join(trs)}</tbody></table>')
 
     def provenance(self) -> str:
         p = (self.audit or {}).get("provenance", {})
@@ -555,11 +620,55 @@ class LessonPage:
         return htmlonly(f'<table class="vl-table vl-provenance"><tbody>{trs}</tbody></table>')
 
     # -- the page -------------------------------------------------------------------------
+    def claims_list(self) -> str:
+        """What the lesson claims, one line each, linked to its card: the page's opening."""
+        if not self.claims:
+            return ""
+        items = "".join(
+            f'<li>{verdict(c["status"], True)} <a href="#{claim_anchor(c["id"])}"><code>{esc(c["id"])}</code></a> '
+            f'{typeset_text(first_sentence(c["statement"]))}</li>' for c in self.claims.values())
+        return htmlonly(f'<div class="vl-claims-list"><span class="vl-label">What this lesson claims, and this build '
+                        f'checked</span><ul>{items}</ul></div>')
+
+    def neighbours(self) -> str:
+        links = []
+        if self.prev:
+            links.append(f'<a class="vl-prev" href="{page_name(self.prev[0])}.html" title="{esc(self.prev[1])}">← {esc(self.prev[0])}</a>')
+        links.append('<a class="vl-up" href="index.html">all lessons</a>')
+        if self.next:
+            links.append(f'<a class="vl-next" href="{page_name(self.next[0])}.html" title="{esc(self.next[1])}">{esc(self.next[0])} →</a>')
+        return htmlonly(f'<nav class="vl-neighbours">{"".join(links)}</nav>')
+
+    def files(self) -> str:
+        """The spec, the C++ files of the listings and the seeds, linked."""
+        out = []
+        if self.spec:
+            out.append(f'<li>spec <a href="{esc((self.source / "specs" / self.spec.path.name).as_uri())}">'
+                       f'<code>specs/{esc(self.spec.path.name)}</code></a></li>')
+        seen = set()
+        for lid in self.listings:
+            marked = code_panels.find_marked(self.source, lid)
+            if marked and marked[0] not in seen:
+                seen.add(marked[0])
+                out.append(f'<li>C++ <a href="{code_panels.doxygen_source_page(marked[0])}"><code>src/{esc(marked[0])}</code></a></li>')
+            seed = code_panels.load_map().get(lid, {}).get("seed")
+            if seed and seed not in seen and self.seeds and (self.seeds / seed).is_file():
+                seen.add(seed)
+                out.append(f'<li>seed <a href="{esc((self.seeds / seed).as_uri())}"><code>{esc(seed)}</code></a></li>')
+        return htmlonly(f'<div class="vl-files"><span class="vl-label">Files</span><ul>{"".join(out)}</ul></div>') if out else ""
+
+    def after_listing(self, lid: str) -> str:
+        """What follows a listing's output: the arrays against their goldens, the plots, the panel."""
+        panel = tryit.panel(lid, self.arrays.get(lid, {}))
+        return self.arrays_table(lid) + self.figures_after("listing", lid) + (htmlonly(panel) if panel else "")
+
     def render(self) -> str:
-        self.figures = plots.figures_for(self.result, self.spec, self.img_dir, self.warnings)
+        self.figures = plots.figures_for(self.result, self.spec, self.img_dir, self.warnings, self.arrays)
         name = page_name(self.lesson_id)
-        title = escape_doxygen_text(self.title)
-        parts = [f"{title} {{#{name}}}\n{'=' * max(len(self.title), 3)}\n", self.banner(), self.sources(), "[TOC]\n"]
+        title = escape_doxygen_text(plain_title(self.title))
+        # The opening: the audit's summary (once), what the lesson claims as a short list, its files.
+        parts = [f"{title} {{#{name}}}\n{'=' * max(len(self.title), 3)}\n", self.neighbours(), self.banner(),
+                 self.claims_list(), self.sources(), self.files(), "[TOC]\n"]
         if self.spec is None:
             missing = (f'The engine exported no spec: <pre>{esc(self.spec_error)}</pre>' if self.spec_error
                        else 'No spec file was found for this lesson.')
@@ -574,18 +683,15 @@ class LessonPage:
                 elif b.kind == "listing":
                     parts.append(self.listing_card(b))
                     if not any(x.kind == "output" and x.ref == b.get("id") for x in self.spec.blocks):
-                        parts.append(self.arrays_table(b.get("id")))
-                        parts.append(self.figures_after("listing", b.get("id")))
+                        parts.append(self.after_listing(b.get("id")))
                 elif b.kind == "output":
                     parts.append(self.output_table(b))
                     if not any(x.kind == "rules" and x.ref == b.ref for x in self.spec.blocks):
-                        parts.append(self.arrays_table(b.ref))
-                        parts.append(self.figures_after("listing", b.ref))
-                elif b.kind == "rules":  # the rules read with the table: arrays and plots after them
+                        parts.append(self.after_listing(b.ref))
+                elif b.kind == "rules":  # the rules read with the table: arrays, plots, panel after them
                     parts.append(self.rules_note(b))
                     if any(x.kind == "output" and x.ref == b.ref for x in self.spec.blocks):
-                        parts.append(self.arrays_table(b.ref))
-                        parts.append(self.figures_after("listing", b.ref))
+                        parts.append(self.after_listing(b.ref))
         # What the audit reports but the spec's blocks did not place: shown at the end, not lost.
         blocks = self.spec.blocks if self.spec else []
         placed_claims = {b.get("id") for b in blocks if b.kind == "claim"}
@@ -596,22 +702,31 @@ class LessonPage:
             parts.append(self.listing_card(Block("listing", fields=[("id", lid), ("function", li.get("function", ""))])))
             documented = "\n".join(v.get("documented", "") for v in li.get("lines", []))
             parts.append(self.output_table(Block("output", documented, ref=lid)))
-            parts.append(self.arrays_table(lid))
-            parts.append(self.figures_after("listing", lid))
+            parts.append(self.after_listing(lid))
         for cid in self.claims:
             if cid not in placed_claims:
                 parts.append(self.claim_card(Block("claim", fields=[("id", cid)])))
                 parts.append(self.figures_after("claim", cid))
         parts.append(self.figures_after("end", None))
-        parts.append("\n# Verification summary {#" + name + "_summary}\n")
-        parts.append("Every claim of this lesson, as this build measured it. A claim holds when its check "
-                     "passes *and* every negative control (a deliberately broken implementation) is rejected "
-                     "by the same check.\n")
-        parts.append(self.summary() or "This lesson has no claims in this build's audit.\n")
         parts.append("\n# Provenance {#" + name + "_provenance}\n")
         parts.append("The numbers on this page were produced by this build:\n")
         parts.append(self.provenance())
+        parts.append(self.neighbours())
         return "\n".join(p for p in parts if p)
+
+
+def first_sentence(s: str) -> str:
+    """Up to the first full stop or semicolon (a colon announces a list: the sentence goes on)."""
+    m = re.match(r"^(.{40,}?[.;])(\s|$)", s)
+    return m.group(1).rstrip(";") + "." if m and len(m.group(1)) < len(s) else s
+
+
+UNICODE_SUB = str.maketrans("aeijklmnoprstuvx0123456789", "ₐₑᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ₀₁₂₃₄₅₆₇₈₉")
+
+
+def plain_title(s: str) -> str:
+    """A title in plain text (page title, navigation tree): d_k -> dₖ where Unicode has the letter."""
+    return re.sub(r"(?<=\w)_([aeijklmnoprstuvx0-9])\b", lambda m: m.group(1).translate(UNICODE_SUB), s)
 
 
 def escape_caption(s: str) -> str:
@@ -646,7 +761,7 @@ def render_index(pages, audit, audit_error: str, spec_error: str = "") -> str:
         st = pg.status()
         trs.append(
             f'<tr class="{"" if st == "passed" else "vl-row-fail"}">'
-            f'<td><a class="vl-lesson-link" href="{page_name(pg.lesson_id)}.html">{esc(pg.title)}</a>'
+            f'<td><a class="vl-lesson-link" href="{page_name(pg.lesson_id)}.html">{esc(plain_title(pg.title))}</a>'
             f'<div class="vl-small"><code>{esc(pg.lesson_id)}</code></div></td>'
             f'<td>{verdict(st if st == "passed" else "failed")}'
             f'{"" if st in ("passed", "failed") else f"<div class=vl-small>{esc(STATUS_WORD.get(st, st))}</div>"}</td>'
@@ -665,11 +780,11 @@ def render_index(pages, audit, audit_error: str, spec_error: str = "") -> str:
     parts.append("# How to read a lesson {#reading}\n")
     parts.append(htmlonly(
         '<table class="vl-table vl-legend"><thead><tr><th>rule</th><th>a produced line passes when</th></tr></thead><tbody>'
-        '<tr><td><code>exact</code></td><td>it equals the documented line, character for character (the default)</td></tr>'
-        '<tr><td><code>ws</code></td><td>it equals it with runs of spaces counted as one</td></tr>'
-        '<tr><td><code>abs A</code>, <code>rel R</code></td><td>the text around the numbers is exact and each number is within A absolute or R relative</td></tr>'
-        '<tr><td><code>bound X</code></td><td>the text is exact and the number is below X</td></tr>'
-        '<tr><td><code>machine</code></td><td>the text is exact and the number has the documented form (a timing)</td></tr>'
+        '<tr><td>exact (<code>exact</code>)</td><td>it equals the documented line, character for character (the default)</td></tr>'
+        '<tr><td>spaces ignored (<code>ws</code>)</td><td>it equals it with runs of spaces counted as one</td></tr>'
+        '<tr><td>within ± A, within relative R (<code>abs A</code>, <code>rel R</code>)</td><td>the text around the numbers is exact and each number is within A absolute or R relative</td></tr>'
+        '<tr><td>below X (<code>bound X</code>)</td><td>the text is exact and the number is below X</td></tr>'
+        '<tr><td>timing, form only (<code>machine</code>)</td><td>the text is exact and the number has the documented form (a timing: counted apart from the reproduced lines)</td></tr>'
         '</tbody></table>'))
     parts.append("Where a produced line differs from the documented one, the differing characters are "
                  "<span class=\"vl-mark\">marked</span> (a space shows as ␣). The C++ reference of the sources is under "
@@ -707,10 +822,23 @@ def main(argv=None) -> int:
     ap.add_argument("--specs", required=True, type=Path, help="the specs as the engine parsed them (lessons spec --json)")
     ap.add_argument("--audit", required=True, type=Path, help="the audit's JSON (lessons audit --json)")
     ap.add_argument("--out", required=True, type=Path, help="where to write the pages")
+    ap.add_argument("--arrays", type=Path, help="the listings' arrays (lessons export --json); the plots and panels need them")
+    ap.add_argument("--seeds", type=Path, help="the seeds folder, for the lessons' own code (default: SOURCE/../shared/seeds)")
     ap.add_argument("--strict", action="store_true", help="fail on a generator warning (e.g. a listing without markers)")
     args = ap.parse_args(argv)
+    args.source = args.source.resolve()  # file:// links to the spec and the seeds need absolute paths
 
     audit, audit_error = read_report(args.audit, "audit report", "lessons audit --json")
+    arrays = {}
+    if args.arrays:
+        exported_arrays, arrays_error = read_report(args.arrays, "array export", "lessons export --json")
+        if exported_arrays is None:
+            print(f"generate.py: {arrays_error}", file=sys.stderr)
+            return 1
+        import numpy as np
+        arrays = {li["id"]: {k: np.array([math.nan if x is None else x for x in a["data"]], dtype=float).reshape(a["shape"])
+                             for k, a in li["arrays"].items()} for li in exported_arrays["listings"]}
+    seeds = args.seeds or (args.source.resolve().parent / "shared" / "seeds")
     exported, spec_error = read_report(args.specs, "spec export", "lessons spec --json")
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -732,10 +860,17 @@ def main(argv=None) -> int:
         if spec is None and lid in results:
             p = results[lid].get("spec")
             spec = next((s for s in specs.values() if p and s.path.resolve() == Path(p).resolve()), None)
-        page = LessonPage(spec, results.get(lid), args.source, img_dir, audit, spec_error)
-        text = page.render()
+        pages.append(LessonPage(spec, results.get(lid), args.source, img_dir, audit, spec_error, arrays,
+                                seeds if seeds.is_dir() else None))
+    for k, page in enumerate(pages):
+        page.prev = (pages[k - 1].lesson_id, pages[k - 1].title) if k > 0 else None
+        page.next = (pages[k + 1].lesson_id, pages[k + 1].title) if k + 1 < len(pages) else None
+        try:
+            text = page.render()
+        except plots.PlotMissing as e:
+            print(f"generate.py: error: {e}", file=sys.stderr)
+            return 1
         (args.out / f"{page_name(page.lesson_id)}.md").write_text(text + "\n", encoding="utf-8")
-        pages.append(page)
         warnings += page.warnings
     (args.out / "index.md").write_text(render_index(pages, audit, audit_error, spec_error) + "\n", encoding="utf-8")
     for w in warnings:

@@ -11,8 +11,11 @@ is absent: a lesson that does not exist yet, or prints something else, gets no p
         ...
         return [ctx.save(fig, "name", caption, ("claim", claim_id))]
 
-The numbers come from the audit's JSON: a check's `series` (the numbers behind its measured
-value), and the listings' printed lines, which are the lesson's own output.
+The numbers come from this build: the audit's JSON (a check's `series`, the numbers behind its
+measured value, and the listings' printed lines) and the arrays the listings computed
+(`lessons export`, the same arrays the audit compares with the goldens). Nothing is computed
+from a formula here. A hook that recognises its data but cannot draw it raises, and the docs
+build fails (generate.py): a plot never silently disappears.
 """
 from __future__ import annotations
 
@@ -53,12 +56,18 @@ class Context:
     lesson: dict       # the lesson's object in the audit JSON
     spec: object       # generate.Spec or None
     img_dir: Path
+    arrays: dict = None  # listing id -> {array name: numpy array}, from `lessons export`
 
     def save(self, fig, name: str, caption: str, anchor) -> Figure:
         file = f"{self.lesson['id']}-{name}.svg".replace("/", "_")
         fig.savefig(self.img_dir / file, format="svg", metadata={"Date": None})
         plt.close(fig)
+        if not (self.img_dir / file).is_file() or (self.img_dir / file).stat().st_size < 1000:
+            raise PlotMissing(f"{file}: matplotlib wrote no plot")
         return Figure(file, caption, anchor)
+
+    def listing_arrays(self, listing_id):
+        return (self.arrays or {}).get(listing_id, {})
 
     def claims(self):
         return self.lesson.get("claims", [])
@@ -73,24 +82,29 @@ class Context:
         return None
 
 
+class PlotMissing(Exception):
+    """A plot whose data the page has, that could not be drawn: the docs build fails."""
+
+
 def hook(fn):
     HOOKS.append(fn)
     return fn
 
 
-def figures_for(lesson, spec, img_dir: Path, warnings: list):
-    """Every figure the hooks can draw for this lesson (none when it has no audit result)."""
+def figures_for(lesson, spec, img_dir: Path, warnings: list, arrays=None):
+    """Every figure the hooks can draw for this lesson (none when it has no audit result).
+    Raises PlotMissing when a hook fails: the caller fails the build."""
     if not lesson:
         return []
-    ctx = Context(lesson, spec, img_dir)
+    ctx = Context(lesson, spec, img_dir, arrays)
     out = []
     with plt.rc_context(STYLE):
         for fn in HOOKS:
             try:
                 out += fn(ctx) or []
-            except Exception as e:  # a hook must not take the docs down: say so, draw nothing
-                warnings.append(f"plot hook {fn.__name__} failed on {lesson.get('id')}: {e!r}")
+            except Exception as e:  # a plot the page has data for is missing: the build fails
                 plt.close("all")
+                raise PlotMissing(f"plot hook {fn.__name__} failed on lesson {lesson.get('id')}: {e!r}") from e
     return out
 
 
@@ -163,9 +177,13 @@ def cost_against_n(ctx: Context):
 
 
 # ---------------------------------------------------------------------------------------------
-# attention: measured time against n, from bench/compare.py's JSON when one exists (the env var
-# VL_BENCH_JSON, else build-perf/bench.json or build/bench.json): each kernel's curve, NumPy's and
-# torch's beside it. Anchored after the listing that prints the "n*n" cost table.
+# attention: measured time against n. Always this build's own timing: the lines the cost listing
+# printed when the audit ran (rows "n  n*n  MiB  seconds", the docs build's audit or the one
+# scripts/main.sh ran just before it), and, when bench/compare.py's JSON exists (VL_BENCH_JSON,
+# else build-perf/bench.json or build/bench.json), its kernels' curves beside them.
+
+COST_ROW = re.compile(rf"^\s*(\d+)\s+(\d+)\s+({NUM})\s+({NUM})\s*$")
+
 
 def bench_json():
     import json
@@ -183,49 +201,46 @@ def bench_json():
 @hook
 def measured_cost(ctx: Context):
     listing = next((li for li in ctx.listings() if any("n*n" in l for l in li.get("produced", []))), None)
-    data = bench_json() if listing else None
-    if not data or not data.get("rows"):
+    if listing is None:
         return []
-    curves = {}
-    for r in data["rows"]:
-        curves.setdefault(r["kernel"], []).append((r["n"], r["seconds"]))
-    for r in data.get("python_results", []):
-        if r["kernel"] in ("numpy_listing", "torch_listing", "numpy_linear_chunked"):
-            curves.setdefault(r["kernel"], []).append((r["n"], r["seconds"]))
-    # (label, colour): each of our kernels has its own colour; NumPy and torch are dashed, in the
-    # colour of the kernel that computes the same thing the same way.
-    styles = {"attention_plain": ("plain kernel (xtensor, materialised)", BLUE),
-              "attention_materialized": ("listing 6's twin (materialised)", RED),
-              "attention_fused": ("fused kernel", GREEN), "attention_fused_causal": ("fused kernel, causal", "#8e6bb8"),
-              "linear_chunked_fast": ("linear attention, chunked (BLAS)", "#e08a1e"),
-              "linear_chunked_xtensor": ("linear attention, chunked (xtensor)", "#8c564b"),
-              "numpy_listing": ("NumPy, the listing", RED), "torch_listing": ("torch, softmax(QKᵀ/√d)V", GREY),
-              "numpy_linear_chunked": ("NumPy, linear chunked", "#e08a1e")}
+    rows = [(int(m.group(1)), float(m.group(4))) for m in map(COST_ROW.match, listing.get("produced", [])) if m]
+    timed = [(n, t) for n, t in rows if t > 0]
+    if len(timed) < 2:
+        raise PlotMissing(f"{listing['id']}: fewer than two timed rows (n, seconds > 0) in what the listing printed: "
+                          f"{listing.get('produced')}")
     fig, ax = plt.subplots(figsize=(7.6, 4.0))
+    ns, ts = zip(*timed)
+    ax.loglog(ns, ts, "o-", color=RED, lw=2.2, ms=6, label=f"{listing['id']}, this build's audit run (3 decimals)")
+    ref = [ts[-1] * (n / ns[-1]) ** 2 for n in ns]
+    ax.loglog(ns, ref, ":", color="black", lw=1.2, label="slope 2 (∝ n²), through the last point")
+    data = bench_json()
+    curves = {}
+    for r in (data or {}).get("rows", []):
+        curves.setdefault(r["kernel"], []).append((r["n"], r["seconds"]))
+    for r in (data or {}).get("python_results", []):
+        if r["kernel"] in ("numpy_listing", "torch_listing"):
+            curves.setdefault(r["kernel"], []).append((r["n"], r["seconds"]))
+    styles = {"attention_plain": ("bench: plain kernel", BLUE), "attention_fused": ("bench: fused kernel", GREEN),
+              "attention_fused_causal": ("bench: fused kernel, causal", "#8e6bb8"),
+              "numpy_listing": ("bench: NumPy, the listing", GREY), "torch_listing": ("bench: torch", "#8c564b")}
     for name, (label, colour) in styles.items():
         pts = sorted(curves.get(name, []))
-        if len(pts) < 2:
-            continue
-        ns, ts = zip(*pts)
-        dashed = name.startswith(("numpy", "torch"))
-        ax.loglog(ns, ts, "o--" if dashed else "o-", color=colour, lw=1.2 if dashed else 2, ms=4, label=label)
-    peak = (data.get("fma_peak") or {}).get("gflops_all_threads")
-    quadratic = sorted(n for n, _ in curves.get("attention_fused", []))
-    if peak and len(quadratic) >= 2:  # no float32 kernel can beat 4·n²·d flops at the FMA ceiling
-        d = data.get("d", 64)
-        ax.loglog(quadratic, [4.0 * n * n * d / (peak * 1e9) for n in quadratic], ":", color="black", lw=1.5,
-                  label=f"floor: 4n²d flops at the FMA ceiling ({peak:.0f} GFLOP/s)")
+        if len(pts) >= 2:
+            bn, bt = zip(*pts)
+            ax.loglog(bn, bt, "o--", color=colour, lw=1.2, ms=3, label=label)
     ax.set_xscale("log", base=2)
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.minorticks_off()
     ax.set_xlabel("sequence length n (d = 64, float32, one head)")
-    ax.set_ylabel("seconds (median)")
-    load = data.get("load_before", [None])[0]
-    ax.set_title("Measured time against n" + (f" (load average {load:.1f} on {data.get('cpus')} CPUs)" if load is not None else ""))
+    ax.set_ylabel("seconds (mean of the listing's runs)")
+    ax.set_title("Measured time against n")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, fontsize=8)
+    bench = " Dashed: bench/compare.py's JSON of this machine." if curves else \
+        " (No bench/compare.py JSON in this build: only the listing's own timing is drawn.)"
     return [ctx.save(fig, "cost-measured",
-                     "Times measured by bench/compare.py on this machine, log-log: quadratic kernels have slope 2, "
-                     "chunked linear attention slope 1. Dashed: NumPy and torch in the same run. Dotted: the floor no "
-                     "float32 softmax attention without a mask can beat here, its 4·n²·d flops at the machine's measured "
-                     "FMA ceiling (the causal kernel computes about half of them).",
+                     f"The time column {listing['id']} printed in this build's audit, against n, log-log: the "
+                     "materialised attention grows like n² (dotted line: slope 2). Times of a few milliseconds "
+                     "are rounded to the three decimals the lesson prints." + bench,
                      ("listing", listing["id"]))]
 
 
@@ -378,49 +393,81 @@ def role_heatmaps(ctx: Context):
 
 
 # ---------------------------------------------------------------------------------------------
-# positions: the sinusoidal encoding as a heat map, computed from the spec's formula
-# PE(pos, 2i) = sin(pos / base^(2i/d)), PE(pos, 2i+1) = cos(...), with d from the listing's
-# parameters. Recognised by a lesson on positions whose spec states the base (10000).
-
-def positional_encoding(n: int, d: int, base: float = 10000.0):
-    pos = np.arange(n)[:, None]
-    i = np.arange(d // 2)[None, :]
-    ang = pos / base ** (2 * i / d)
-    pe = np.zeros((n, d))
-    pe[:, 0::2] = np.sin(ang)
-    pe[:, 1::2] = np.cos(ang)
-    return pe
-
+# positions: the sinusoidal encoding as a heat map, from the table the listing computed (an
+# exported 2-D array whose name starts with "pe", e.g. positions.main's pe40 = PE for 40
+# positions), the one the audit compares with NumPy's.
 
 @hook
 def positional_heatmap(ctx: Context):
-    lid = ctx.lesson.get("id", "")
-    if not ctx.spec or "position" not in (lid + " " + ctx.lesson.get("title", "")).lower():
-        return []
-    text = ctx.spec.path.read_text(encoding="utf-8")
-    if not re.search(r"\bsin\b|sin\(|\\sin", text) or not re.search(r"10\s*000|10000", text):
-        return []
-    d, anchor = 64, ("end", None)
-    for b in ctx.spec.blocks:
-        if b.kind == "listing":
-            m = re.search(r"\bd(?:_model)?\s*=\s*(\d+)", b.get("parameters"))
-            if m:
-                d, anchor = int(m.group(1)), ("listing", b.get("id"))
-                break
-    d = max(2, d - d % 2)
-    n = 64
-    pe = positional_encoding(n, d)
-    fig, ax = plt.subplots(figsize=(6.4, 3.4))
-    im = ax.imshow(pe.T, aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest", origin="lower")
-    ax.set_xlabel("position pos")
-    ax.set_ylabel("dimension (2i: sin, 2i+1: cos)")
-    ax.set_title(f"Sinusoidal positional encoding, d = {d}")
-    ax.grid(False)
-    fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
-    return [ctx.save(fig, "pe-heatmap",
-                     f"PE(pos, 2i) = sin(pos / 10000^(2i/d)) and PE(pos, 2i+1) = cos(…) for {n} positions and "
-                     f"d = {d}, computed from the spec's formula: the low dimensions turn fast, the high ones slowly.",
-                     anchor)]
+    figs = []
+    for li in ctx.listings():
+        for name, pe in sorted(ctx.listing_arrays(li["id"]).items()):
+            if not name.lower().startswith("pe") or pe.ndim != 2:
+                continue
+            n, d = pe.shape
+            fig, ax = plt.subplots(figsize=(6.4, 3.4))
+            im = ax.imshow(pe.T, aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest", origin="lower")
+            ax.set_xlabel("position pos")
+            ax.set_ylabel("dimension (2i: sin, 2i+1: cos)")
+            ax.set_title(f"{li['id']}: {name}, {n} positions × d = {d}")
+            ax.grid(False)
+            fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
+            figs.append(ctx.save(fig, f"pe-{name}",
+                                 f"The positional-encoding table {name} as this build's {li['id']} computed it "
+                                 f"({n} positions, d = {d}; the array the audit compares with NumPy's): "
+                                 "PE(pos, 2i) = sin(pos·ωᵢ) and PE(pos, 2i+1) = cos(pos·ωᵢ), with the frequencies ωᵢ of "
+                                 "the formula above. The low dimensions turn fast, the high ones slowly.", ("listing", li["id"])))
+    return figs
+
+
+# ---------------------------------------------------------------------------------------------
+# masking, heads: the attention weights of every head, as heat maps, from the arrays the listing
+# computed: a 3-D array (heads, queries, keys) named W… or weights…; W_unmasked and W_causal
+# side by side as two rows.
+
+def weight_arrays(arrays):
+    return {k: v for k, v in arrays.items() if v.ndim == 3 and v.shape[1] == v.shape[2]
+            and (k.startswith("W") or k.startswith("weights"))}
+
+
+@hook
+def attention_heatmaps(ctx: Context):
+    figs = []
+    for li in ctx.listings():
+        ws = weight_arrays(ctx.listing_arrays(li["id"]))
+        if not ws:
+            continue
+        order = sorted(ws, key=lambda k: (("causal" in k), k))
+        h = max(w.shape[0] for w in ws.values())
+        fig, axes = plt.subplots(len(order), h, figsize=(1.9 * h + 0.8, 2.0 * len(order) + 0.4), squeeze=False)
+        for r, name in enumerate(order):
+            w = ws[name]
+            for c in range(h):
+                ax = axes[r][c]
+                ax.grid(False)
+                if c >= w.shape[0]:
+                    ax.axis("off")
+                    continue
+                im = ax.imshow(w[c], cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
+                ax.set_title(f"{name}, head {c}", fontsize=8.5)
+                ax.set_xticks(range(w.shape[2]))
+                ax.set_yticks(range(w.shape[1]))
+                ax.tick_params(labelsize=6.5)
+                if c == 0:
+                    ax.set_ylabel("query i", fontsize=8)
+                if r == len(order) - 1:
+                    ax.set_xlabel("key j", fontsize=8)
+        fig.colorbar(im, ax=axes, fraction=0.02, pad=0.02, label="weight")
+        rows = ("one row per array: " + ", then ".join("with the causal mask" if "causal" in k else "without a mask"
+                                                        for k in order) + "; ") if len(order) > 1 else ""
+        figs.append(ctx.save(fig, f"weights-{li['id'].split('.')[-1]}",
+                             f"The attention weights of every head ({rows}one column per head), as this build's "
+                             f"{li['id']} computed them "
+                             "(the arrays the audit compares with torch's): row i is query i's softmax over the keys."
+                             + (" With the causal mask everything right of the diagonal is exactly 0, and row 0 is "
+                                "[1, 0, …]." if any("causal" in k for k in order) else ""),
+                             ("listing", li["id"])))
+    return figs
 
 
 if __name__ == "__main__":  # a quick look: plots.py audit.json OUTDIR
@@ -430,6 +477,6 @@ if __name__ == "__main__":  # a quick look: plots.py audit.json OUTDIR
     out.mkdir(parents=True, exist_ok=True)
     warns = []
     for lesson in audit["lessons"]:
-        for f in figures_for(lesson, None, out, warns):
+        for f in figures_for(lesson, None, out, warns, {}):
             print(f.file, f.anchor)
     print("\n".join(warns))

@@ -12,7 +12,7 @@ DEFAULT_PACKAGES=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   python3 python3-numpy python3-torch      # the independent references (goldens, CLI tests)
   python3-matplotlib doxygen libjs-mathjax # the literate docs
-  chromium                                 # the docs test looks at a page as a reader would
+  chromium chromium-driver python3-selenium # the docs tests: headless Chromium driven by Selenium
   valgrind                                 # memcheck of the CLI in CI (scripts/valgrind.sh)
 )
 if [ $# -gt 0 ]; then PACKAGES=("$@"); else PACKAGES=("${DEFAULT_PACKAGES[@]}"); fi

@@ -21,5 +21,6 @@ void add_eval_layers(CLI::App& eval);       // cmd_eval_layers.cpp (eval encoder
 void add_compare_command(CLI::App& app);    // cmd_compare.cpp
 void add_onnx_command(CLI::App& app);       // cmd_onnx.cpp
 void add_backends_command(CLI::App& app);   // cmd_backends.cpp
+void add_export_command(CLI::App& app);     // cmd_export.cpp  (the listings' arrays as JSON, for the docs)
 
 }  // namespace vl::cli

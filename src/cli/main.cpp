@@ -1,4 +1,4 @@
-// lessons: the Verified Lessons command line (list, run, audit, accept, spec, rng, eval, compare, onnx).
+// lessons: the Verified Lessons command line (list, run, audit, accept, spec, rng, eval, compare, onnx, export).
 #include <cstdio>
 #include <exception>
 
@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   vl::cli::add_onnx_command(app);
   vl::cli::add_compare_command(app);
   vl::cli::add_eval_command(app);
+  vl::cli::add_export_command(app);
   // VERBS-END
   try {
     app.parse(argc, argv);

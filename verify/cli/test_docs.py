@@ -1,18 +1,17 @@
 #!/usr/bin/python3
-"""The docs site, as a reader's browser shows it.
+"""The docs generator, and what the browser tests of the site share.
 
-Builds the site (docs/build_docs.py: audit -> generate.py -> Doxygen, which fails on any
-warning) into a temporary folder, or takes an already built one from VL_DOCS_BUILD (a build
-dir holding docs/html), then opens every lesson page in headless Chromium after MathJax ran and
-checks that the formulas were typeset (MathJax output present, no raw $$ left), that the
-verdicts are there and agree with the audit, that the listing's C++ came in by \\snippet, and
-that nothing is loaded from the network. Keeps a screenshot of each lesson page under
-<build>/docs-test/ and prints its path.
+Here: the generator alone (no Doxygen, no browser) shows a failing lesson, a missing audit and
+a missing spec export in red rather than hiding them. SiteHelpers is the site (built into a
+temporary folder by docs/build_docs.py, or VL_DOCS_BUILD's, a build dir holding docs/html) and
+one headless Chromium driven by Selenium, for verify/docs/test_docs_site.py (the site, the
+"try it" panel) and verify/docs/test_docs_pages.py (each page at 1400 and 420 px). ctest builds
+the site once (test docs_site) and runs those with VL_DOCS_BUILD (CMakeLists.txt).
 
     LESSONS=build/bin/lessons /usr/bin/python3 verify/cli/test_docs.py
-    VL_DOCS_BUILD=build LESSONS=build/bin/lessons /usr/bin/python3 verify/cli/test_docs.py
 
-Needs Debian's chromium (scripts/install-deps.sh installs it).
+The browser tests need Debian's chromium, chromium-driver and python3-selenium
+(scripts/install-deps.sh); a missing one fails them with the package names.
 """
 import html.parser
 import json
@@ -65,7 +64,9 @@ class NetworkLoads(html.parser.HTMLParser):
             self.remote.append(f"<{tag}> {url}")
 
 
-class DocsSite(unittest.TestCase):
+class SiteHelpers:
+    """The site (built here, or VL_DOCS_BUILD's) and one headless Chromium, for the docs tests
+    (this file and verify/docs/test_docs_pages.py)."""
     tmp = None
     out = None
 
@@ -89,11 +90,6 @@ class DocsSite(unittest.TestCase):
         cls.build_log = run.stdout + run.stderr
         cls.build_status = run.returncode
 
-    @classmethod
-    def tearDownClass(cls):
-        if cls.tmp:
-            cls.tmp.cleanup()
-
     # -- helpers ------------------------------------------------------------------------------
     def audit(self):
         return json.loads((self.out / "audit.json").read_text(encoding="utf-8"))
@@ -106,96 +102,73 @@ class DocsSite(unittest.TestCase):
             self.assertTrue(page.exists(), f"Doxygen did not make {page.name}")
         return pages
 
-    def require_chromium(self):
-        if not self.chromium:
-            self.fail("chromium not found: the docs test opens the pages in headless Chromium. "
-                      "Install Debian's package (apt-get install -y chromium); scripts/install-deps.sh "
-                      "should list `chromium`.")
+    @classmethod
+    def browser(cls):
+        """One headless Chromium for the whole class (Selenium + Debian's chromium-driver)."""
+        if getattr(cls, "_driver", None):
+            return cls._driver
+        try:
+            from selenium import webdriver
+            from selenium.webdriver.chrome.service import Service
+        except ImportError:
+            raise AssertionError("python3-selenium is not installed: the docs tests drive headless Chromium with it "
+                                 "(scripts/install-deps.sh installs python3-selenium and chromium-driver)")
+        driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+        if not Path(driver_path).exists() or not find_chromium():
+            raise AssertionError("chromium or chromedriver not found: the docs tests open the pages in headless Chromium "
+                                 "(scripts/install-deps.sh installs chromium and chromium-driver)")
+        opts = webdriver.ChromeOptions()
+        for flag in CHROMIUM_FLAGS:
+            opts.add_argument(flag)
+        opts.binary_location = find_chromium()
+        cls._driver = webdriver.Chrome(service=Service(driver_path), options=opts)
+        cls._driver.set_script_timeout(60)
+        return cls._driver
 
-    def chromium_run(self, page: Path, *extra):
-        self.require_chromium()
-        with tempfile.TemporaryDirectory(prefix="vl-chromium-") as profile:
-            run = subprocess.run([self.chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
-                                  "--virtual-time-budget=10000", *extra, page.as_uri()],
-                                 capture_output=True, text=True, timeout=180)
-        self.assertEqual(run.returncode, 0, f"chromium failed on {page.name}:\n{run.stderr[-3000:]}")
-        return run.stdout
+    def open_page(self, page: Path, width: int = 1400):
+        """The page at this width, after MathJax has typeset everything."""
+        d = self.browser()
+        d.set_window_size(width, 1000)
+        d.get(page.as_uri())
+        d.execute_async_script(
+            "var done = arguments[arguments.length - 1];"
+            "if (window.MathJax && MathJax.Hub) { MathJax.Hub.Queue(function () { done(true); }); } else { done(false); }")
+        return d
 
-    # -- the tests ----------------------------------------------------------------------------
-    def test_1_site_builds_without_doxygen_warnings(self):
-        if getattr(self, "build_status", 0):
-            self.fail(f"docs build failed (a Doxygen warning fails it):\n{self.build_log[-6000:]}")
-        self.assertTrue((self.out / "html" / "index.html").exists(), self.build_log[-3000:])
-        self.assertTrue((self.out / "html" / "mathjax" / "MathJax.js").exists(), "MathJax not copied into the site")
-
-    def test_2_every_audited_lesson_has_a_page_and_the_index_lists_it(self):
-        index = (self.out / "html" / "index.html").read_text(encoding="utf-8")
-        for lesson in self.audit()["lessons"]:
-            page = self.out / "html" / ("lesson_" + re.sub(r"[^A-Za-z0-9]", "_", lesson["id"]) + ".html")
-            self.assertTrue(page.exists(), f"no page for lesson {lesson['id']}")
-            self.assertIn(page.name, index, f"index does not link {page.name}")
-
-    def test_3_pages_load_nothing_from_the_network(self):
-        for page in (self.out / "html").glob("*.html"):
-            parser = NetworkLoads()
-            parser.feed(page.read_text(encoding="utf-8", errors="replace"))
-            self.assertEqual(parser.remote, [], f"{page.name} loads from the network")
-        self.assertIn('src="mathjax/MathJax.js"', (self.out / "html" / "index.html").read_text(encoding="utf-8"))
-
-    def test_4_lesson_pages_in_chromium(self):
-        shots = build_dir() / "docs-test"
+    def screenshot(self, page: Path, width: int):
+        """The whole page at this width, in tiles of at most 12000 px (Chromium's limit is ~16k)."""
+        d = self.browser()
+        # With Doxygen's navigation tree the text scrolls inside #doc-content, not the document.
+        scroller = "(function () { var c = document.getElementById('doc-content');" \
+                   "return c && c.scrollHeight > c.clientHeight + 1 ? c : document.scrollingElement; })()"
+        tile = 12000
+        d.set_window_size(width, tile)
+        height = d.execute_script(f"return {scroller}.scrollHeight")
+        shots = build_dir() / "docs" / "screenshots"
         shots.mkdir(parents=True, exist_ok=True)
-        audit = {l["id"]: l for l in self.audit()["lessons"]}
-        for page in self.lesson_pages():
-            with self.subTest(page=page.name):
-                dom = self.chromium_run(page, "--dump-dom")
-                (shots / (page.stem + ".dom.html")).write_text(dom, encoding="utf-8")
-                lesson = next((l for l in audit.values()
-                               if "lesson_" + re.sub(r"[^A-Za-z0-9]", "_", l["id"]) == page.stem), None)
-                source_md = (self.out / "pages" / (page.stem + ".md")).read_text(encoding="utf-8")
-                # Formulas: typeset by MathJax, none left raw.
-                if "\\f[" in source_md or "\\f$" in source_md:
-                    self.assertRegex(dom, r'class="MathJax(_Display|_Preview)?"|<mjx-container',
-                                     "MathJax did not typeset the formulas")
-                    self.assertRegex(dom, r'id="MathJax-Element-\d+-Frame"|<mjx-container',
-                                     "no MathJax output element")
-                text = re.sub(r"<script\b.*?</script>", "", dom, flags=re.S)
-                self.assertNotIn("$$", text, "raw $$ left on the page")
-                self.assertNotIn("\\f[", text, "raw \\f[ left on the page")
-                self.assertNotIn("MathJax_Message\" style=\"\"", dom)
-                # Verdicts: the banner agrees with the audit; one per claim and per documented line.
-                if lesson:
-                    ok = all(c["status"] == "passed" for c in lesson["claims"]) and \
-                        all(li["status"] == "passed" for li in lesson["listings"]) and not lesson["problems"] and \
-                        (lesson["claims"] or lesson["listings"])
-                    self.assertIn("vl-banner-pass" if ok else "vl-banner-fail", dom)
-                    if not ok:
-                        self.assertIn("fails verification", dom)
-                    for claim in lesson["claims"]:
-                        self.assertIn(f'id="claim-{re.sub(r"[^A-Za-z0-9-]", "-", claim["id"])}"', dom)
-                    n_lines = sum(len(li["lines"]) for li in lesson["listings"])
-                    n_verdicts = len(re.findall(r'class="vl-verdict vl-(pass|fail)"', dom))
-                    self.assertGreaterEqual(n_verdicts, len(lesson["claims"]) + n_lines, "verdicts missing")
-                # Screenshot, kept for a human to look at.
-                shot = shots / (page.stem + ".png")
-                shot.unlink(missing_ok=True)
-                self.chromium_run(page, f"--screenshot={shot}", "--window-size=1280,2400")
-                self.assertTrue(shot.exists() and shot.stat().st_size > 10000, f"no screenshot {shot}")
-                print(f"\nscreenshot: {shot}", flush=True)
+        for old in shots.glob(f"{page.stem}-{width}*.png"):
+            old.unlink()
+        paths = []
+        tops = [0]
+        while tops[-1] + tile < height:  # a further tile only where the page goes on (200 px overlap)
+            tops.append(tops[-1] + tile - 200)
+        for k, top in enumerate(tops):
+            d.execute_script(f"{scroller}.scrollTop = arguments[0];", top)
+            shot = shots / (f"{page.stem}-{width}.png" if k == 0 else f"{page.stem}-{width}-{k + 1}.png")
+            d.save_screenshot(str(shot))
+            self.assertTrue(shot.exists() and shot.stat().st_size > 10000, f"no screenshot {shot}")
+            paths.append(shot)
+        print(f"\nscreenshots: {', '.join(str(p) for p in paths)} ({width} x {height} px)", flush=True)
+        d.execute_script(f"{scroller}.scrollTop = 0;")
+        return paths
 
-    def test_5_linear_rnn_page_has_its_listing_snippet_outputs_and_plot(self):
-        page = self.out / "html" / "lesson_linear_rnn.html"
-        if not page.exists():
-            self.skipTest("no linear-rnn lesson in this audit")
-        html_text = page.read_text(encoding="utf-8")
-        self.assertRegex(html_text, r'<div class="fragment">.*listing_main', "the C++ listing was not snippeted")
-        self.assertIn("Output of <code>linear-rnn.main</code>", html_text)
-        self.assertIn("le due forme coincidono: True", html_text)
-        self.assertIn("linear-rnn-cost-chunked-linear-cost.svg", html_text, "the cost plot is missing")
-        self.assertTrue((self.out / "html" / "linear-rnn-cost-chunked-linear-cost.svg").exists())
-        self.assertIn("Provenance", html_text)
-        commit = self.audit()["provenance"]["commit"]
-        self.assertIn(commit, html_text)
+    @classmethod
+    def tearDownClass(cls):
+        if getattr(cls, "_driver", None):
+            cls._driver.quit()
+            cls._driver = None
+        if cls.tmp:
+            cls.tmp.cleanup()
 
 
 def export_specs(tmp: Path) -> Path:

@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""Each lesson page as a reader's Chromium shows it, at 1400 and at 420 px.
+
+For every lesson page (or only VL_DOCS_PAGE's, e.g. `masking`: ctest runs one test per spec, see
+CMakeLists.txt): after MathJax ran, no MathJax error and no raw TeX or ASCII math (`d_k`,
+`10000^(2/d)`) in the text; no output line wrapped or scrolling in a box of its own, and at
+1400 px every output comparison fits without scrolling; the banner agrees with the audit and
+comes once; at 420 px the navigation tree is gone and the text column takes most of the
+width. Screenshots of the whole page at both widths go to <build>/docs/screenshots/ (paths
+printed), to be looked at.
+
+    VL_DOCS_BUILD=build LESSONS=build/bin/lessons /usr/bin/python3 verify/docs/test_docs_pages.py
+
+Needs chromium, chromium-driver and python3-selenium (scripts/install-deps.sh); a missing one
+fails the test with the package name.
+"""
+import os
+import re
+import sys
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from test_docs import SiteHelpers  # noqa: E402  (verify/cli/test_docs.py)
+
+
+class DocsPages(SiteHelpers, unittest.TestCase):
+    def pages(self):
+        pages = self.lesson_pages()
+        only = os.environ.get("VL_DOCS_PAGE")
+        if only:
+            pages = [p for p in pages if p.stem == "lesson_" + re.sub(r"[^A-Za-z0-9]", "_", only)]
+            self.assertTrue(pages, f"VL_DOCS_PAGE={only}: no page lesson_{only}.html in the site")
+        return pages
+
+    def test_4_lesson_pages_in_chromium(self):
+        audit = {l["id"]: l for l in self.audit()["lessons"]}
+        for page in self.pages():
+            with self.subTest(page=page.name):
+                d = self.open_page(page, 1400)
+                lesson = next((l for l in audit.values()
+                               if "lesson_" + re.sub(r"[^A-Za-z0-9]", "_", l["id"]) == page.stem), None)
+                # Math: typeset, no MathJax error, no raw TeX or ASCII math left in the prose.
+                errors = d.execute_script(
+                    "return Array.from(document.querySelectorAll('.MathJax .merror, .MathJax_Error, .mjx-merror, merror'))"
+                    ".map(e => e.textContent).concat(Array.from(document.querySelectorAll('.MathJax span'))"
+                    ".filter(e => e.style && e.style.color === 'red').map(e => 'red: ' + e.textContent));")
+                self.assertEqual(errors, [], f"{page.name}: MathJax errors")
+                # (Program output is shown verbatim as evidence: check details, code, output lines.)
+                prose = d.execute_script(
+                    "var out = [];"
+                    "document.querySelectorAll('div.headertitle, div.caption, div.contents p, div.contents li, div.contents td, div.contents h1, "
+                    "div.contents h2, div.contents h3').forEach(function (e) {"
+                    "  var c = e.cloneNode(true);"
+                    "  c.querySelectorAll('code, pre, .MathJax, .MathJax_Display, .MathJax_Preview, script, .vl-detail, "
+                    ".vl-control-why, .vl-why, .vl-check-name, .vl-rule-why')"
+                    ".forEach(function (x) { x.remove(); });"
+                    "  out.push(c.textContent); });"
+                    "return out;")
+                raw = [t.strip()[:160] for t in prose
+                       if re.search(r"\\[A-Za-z]+|\$\$|\\f[\[$]|\b(?:max|min|[A-Za-z])_[A-Za-z0-9{]|\^[({A-Za-z0-9−-]", t)]
+                self.assertEqual(raw, [], f"{page.name}: raw TeX or ASCII math in the text")
+                # Output lines: none wraps (tables keep their columns), none scrolls in a box of its own.
+                bad = d.execute_script(
+                    "return Array.from(document.querySelectorAll('pre.vl-line')).filter(function (p) {"
+                    "  var lh = parseFloat(getComputedStyle(p).lineHeight) || 16;"
+                    "  var lines = p.textContent.split('\\n').length;"
+                    "  return p.scrollWidth > p.clientWidth + 1 || p.clientHeight > lines * lh * 1.5 + 8; })"
+                    ".map(p => p.textContent.slice(0, 60));")
+                self.assertEqual(bad, [], f"{page.name}: output lines clipped or wrapped")
+                # At 1400 px every output comparison fits: no line needs its box scrolled to be read.
+                cut = d.execute_script(
+                    "return Array.from(document.querySelectorAll('.vl-output .vl-scroll')).filter(function (s) {"
+                    "  return s.scrollWidth > s.clientWidth + 1; }).map(s => s.textContent.slice(0, 80));")
+                self.assertEqual(cut, [], f"{page.name}: output lines cut at 1400 px")
+                if lesson:
+                    ok = all(c["status"] == "passed" for c in lesson["claims"]) and \
+                        all(li["status"] == "passed" for li in lesson["listings"]) and not lesson["problems"] and \
+                        (lesson["claims"] or lesson["listings"])
+                    html_text = d.page_source
+                    self.assertIn("vl-banner-pass" if ok else "vl-banner-fail", html_text)
+                    for claim in lesson["claims"]:
+                        self.assertIn(f'id="claim-{re.sub(r"[^A-Za-z0-9-]", "-", claim["id"])}"', html_text)
+                    self.assertEqual(len(re.findall(r'class="vl-banner vl-banner-(?:pass|fail)"', html_text)), 1, "the audit's summary must come once")
+                self.screenshot(page, 1400)
+                # 420 px: the navigation tree is gone and the text takes the width (the same load, resized).
+                d.set_window_size(420, 1000)
+                inner = d.execute_script("return window.innerWidth")
+                width = d.execute_script("return document.querySelector('div.contents').getBoundingClientRect().width")
+                self.assertGreater(width, 0.85 * inner, f"{page.name} at 420 px: text column {width} of {inner} px")
+                self.screenshot(page, 420)
+
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

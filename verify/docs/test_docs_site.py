@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""The docs site as a whole: it builds without a Doxygen warning, every audited lesson has a page
+the index links, nothing loads from the network, the linear-rnn page shows its code, outputs and
+plot, and the masking page's "try it" panel, clicked in headless Chromium, shows row 0 turning
+into [1, 0, ...] with the causal mask and, for every state it offers, exactly the weights and
+outputs the audit compared with torch's goldens (within the audit's tolerance).
+
+    VL_DOCS_BUILD=build LESSONS=build/bin/lessons /usr/bin/python3 verify/docs/test_docs_site.py
+
+Without VL_DOCS_BUILD it builds the site into a temporary folder first.
+"""
+import re
+import sys
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from test_docs import SOURCE, NetworkLoads, SiteHelpers  # noqa: E402  (verify/cli/test_docs.py)
+
+
+class DocsSite(SiteHelpers, unittest.TestCase):
+    # -- the tests ----------------------------------------------------------------------------
+    def test_1_site_builds_without_doxygen_warnings(self):
+        if getattr(self, "build_status", 0):
+            self.fail(f"docs build failed (a Doxygen warning fails it):\n{self.build_log[-6000:]}")
+        self.assertTrue((self.out / "html" / "index.html").exists(), self.build_log[-3000:])
+        self.assertTrue((self.out / "html" / "mathjax" / "MathJax.js").exists(), "MathJax not copied into the site")
+
+    def test_2_every_audited_lesson_has_a_page_and_the_index_lists_it(self):
+        index = (self.out / "html" / "index.html").read_text(encoding="utf-8")
+        for lesson in self.audit()["lessons"]:
+            page = self.out / "html" / ("lesson_" + re.sub(r"[^A-Za-z0-9]", "_", lesson["id"]) + ".html")
+            self.assertTrue(page.exists(), f"no page for lesson {lesson['id']}")
+            self.assertIn(page.name, index, f"index does not link {page.name}")
+
+    def test_3_pages_load_nothing_from_the_network(self):
+        for page in (self.out / "html").glob("*.html"):
+            parser = NetworkLoads()
+            parser.feed(page.read_text(encoding="utf-8", errors="replace"))
+            self.assertEqual(parser.remote, [], f"{page.name} loads from the network")
+        self.assertIn('src="mathjax/MathJax.js"', (self.out / "html" / "index.html").read_text(encoding="utf-8"))
+
+    def test_6_try_it_panel_shows_the_audited_weights(self):
+        import numpy as np
+        page = self.out / "html" / "lesson_masking.html"
+        if not page.exists():
+            self.skipTest("no masking lesson in this audit")
+        masking = next(l for l in self.audit()["lessons"] if l["id"] == "masking")
+        listing = next(li for li in masking["listings"] if li["id"] == "masking.main")
+        tol = {a["name"]: a["tolerance"] for a in listing["arrays"]}
+        self.assertEqual(listing["status"], "passed")
+        golden = {t: np.load(SOURCE / "reference_outputs" / "masking" / f"main.W_{t}.npy") for t in ("unmasked", "causal")}
+        y_golden = {t: np.load(SOURCE / "reference_outputs" / "masking" / f"main.Y_{t}.npy") for t in ("unmasked", "causal")}
+        d = self.open_page(page, 1400)
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import Select
+        panel = d.find_element(By.CSS_SELECTOR, ".vl-try#tryit-masking-main")
+        mask = panel.find_element(By.CSS_SELECTOR, ".vl-try-mask")
+        head, head2 = Select(panel.find_element(By.CSS_SELECTOR, ".vl-try-headsel")), Select(panel.find_element(By.CSS_SELECTOR, ".vl-try-head2"))
+        row = Select(panel.find_element(By.CSS_SELECTOR, ".vl-try-row"))
+
+        def shown(k=0):
+            cells = panel.find_elements(By.CSS_SELECTOR, f"tr.vl-try-w{k} td")
+            return np.array([float(c.get_attribute("data-value")) for c in cells]), [c.text for c in cells]
+
+        def output():
+            return np.array([float(x) for x in panel.find_element(By.CSS_SELECTOR, ".vl-try-y").get_attribute("data-values").split(",")])
+
+        self.assertFalse(mask.is_selected())
+        head.select_by_value("0")
+        row.select_by_value("0")
+        w, _ = shown()
+        self.assertLess(np.abs(w - golden["unmasked"][0, 0]).max(), tol["W_unmasked"] + 1e-300)
+        self.assertGreater(w[1:].max(), 0.01, "without the mask row 0 sees the later keys")
+        mask.click()  # the toggle: row 0 becomes [1, 0, ...]
+        self.assertTrue(mask.is_selected())
+        w, text = shown()
+        self.assertEqual(w[0], 1.0)
+        self.assertTrue((w[1:] == 0).all(), w)
+        self.assertEqual(text[:2], ["1", "0"])
+        # Every state the panel offers, read off the page as shown (one script: set the controls as a
+        # reader would, fire their change events, read the cells), against the goldens.
+        states = d.execute_script("""
+            var p = document.getElementById('tryit-masking-main'), out = {};
+            var m = p.querySelector('.vl-try-mask'), h = p.querySelector('.vl-try-headsel'), r = p.querySelector('.vl-try-row');
+            function fire(el) { el.dispatchEvent(new Event('change')); }
+            [false, true].forEach(function (causal) {
+              m.checked = causal; fire(m);
+              Array.from(h.options).forEach(function (ho) {
+                h.value = ho.value; fire(h);
+                Array.from(r.options).forEach(function (ro) {
+                  r.value = ro.value; fire(r);
+                  out[(causal ? 'causal' : 'unmasked') + ' ' + ho.value + ' ' + ro.value] = {
+                    w: Array.from(p.querySelectorAll('tr.vl-try-w0 td')).map(function (c) { return +c.dataset.value; }),
+                    y: p.querySelector('.vl-try-y').dataset.values.split(',').map(Number)};
+                });
+              });
+            });
+            return out;""")
+        self.assertEqual(len(states), 2 * golden["causal"].shape[0] * golden["causal"].shape[1])
+        for key, got in states.items():
+            t, h, r = key.split()
+            self.assertLessEqual(np.abs(np.array(got["w"]) - golden[t][int(h), int(r)]).max(), tol[f"W_{t}"], key)
+            self.assertLessEqual(np.abs(np.array(got["y"]) - y_golden[t][int(r)]).max(), tol[f"Y_{t}"], key)
+        if not mask.is_selected():
+            mask.click()
+        # Two heads in row 2 (causal): different weights, both on keys 0-2 only.
+        head.select_by_value("0")
+        head2.select_by_value("1")
+        row.select_by_value("2")
+        a, b = shown(0)[0], shown(1)[0]
+        self.assertGreater(np.abs(a - b).max(), 0.05)
+        self.assertTrue((a[3:] == 0).all() and (b[3:] == 0).all())
+
+    def test_5_linear_rnn_page_has_its_listing_snippet_outputs_and_plot(self):
+        page = self.out / "html" / "lesson_linear_rnn.html"
+        if not page.exists():
+            self.skipTest("no linear-rnn lesson in this audit")
+        html_text = page.read_text(encoding="utf-8")
+        self.assertRegex(html_text, r'class="vl-code-body" data-lang="cpp">[^<]*listing_main', "the C++ twin is not shown")
+        self.assertIn('class="vl-code vl-code-seed"', html_text, "the lesson's own code is not quoted")
+        self.assertIn('class="vl-code vl-code-kernel"', html_text, "the kernel is not shown")
+        self.assertIn("Output of <code>linear-rnn.main</code>", html_text)
+        self.assertIn("le due forme coincidono: True", html_text)
+        self.assertIn("linear-rnn-cost-chunked-linear-cost.svg", html_text, "the cost plot is missing")
+        self.assertTrue((self.out / "html" / "linear-rnn-cost-chunked-linear-cost.svg").exists())
+        self.assertIn("Provenance", html_text)
+        commit = self.audit()["provenance"]["commit"]
+        self.assertIn(commit, html_text)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
