@@ -17,6 +17,7 @@ std::string to_string(Op op) {
     case Op::linear_parallel: return "linear-parallel";
     case Op::linear_recurrent: return "linear-recurrent";
     case Op::linear_chunked: return "linear-chunked";
+    case Op::linear_family: return "linear-family";
   }
   return "?";
 }
@@ -50,6 +51,8 @@ Matrix Backend::positional_encoding(const std::vector<double>&, std::size_t) con
 Matrix Backend::linear_parallel(const Matrix&, const Matrix&, const Matrix&) const { lacks(Op::linear_parallel); }
 Matrix Backend::linear_recurrent(const Matrix&, const Matrix&, const Matrix&) const { lacks(Op::linear_recurrent); }
 Matrix Backend::linear_chunked(const Matrix&, const Matrix&, const Matrix&, std::size_t) const { lacks(Op::linear_chunked); }
+FamilyResult<double> Backend::linear_family(const FamilyInputs<double>&, const FamilyOptions&) const { lacks(Op::linear_family); }
+FamilyResult<float> Backend::linear_family(const FamilyInputs<float>&, const FamilyOptions&) const { lacks(Op::linear_family); }
 
 Decorator::Decorator(std::shared_ptr<const Backend> base, std::string name) : base_(std::move(base)), name_(std::move(name)) {}
 
@@ -84,6 +87,12 @@ Matrix Decorator::linear_recurrent(const Matrix& pq, const Matrix& pk, const Mat
 }
 Matrix Decorator::linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const {
   return base_->linear_chunked(pq, pk, v, chunk);
+}
+FamilyResult<double> Decorator::linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const {
+  return base_->linear_family(in, o);
+}
+FamilyResult<float> Decorator::linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const {
+  return base_->linear_family(in, o);
 }
 
 MhaResult<double, 2> multi_head_attention_2d(const Backend& b, const Matrix& query, const Matrix& key, const Matrix& value,

@@ -18,6 +18,9 @@
 //   positional_encoding  the sinusoidal table's rows at given positions: (positions, d)
 //   linear_*             causal linear attention on φ(Q), φ(K) (n, d_k), V (n, d_v) → (n, d_v),
 //                        in its parallel, recurrent and chunked forms (kernels/linear_attention.hpp)
+//   linear_family        ONNX LinearAttention's family of recurrences (linear, gated, delta,
+//                        gated_delta) in one of its three forms, batches, GQA heads, past state
+//                        (kernels/linear_family_heads.hpp): o (B, Hq, n, d_v), state (B, Hkv, d_k, d_v)
 //
 // A backend may lack an operation, or an option of one (the fused kernel never forms the
 // weights): it then throws Unsupported, and a claim that needed it is reported not applicable,
@@ -34,6 +37,7 @@
 
 #include "kernels/attention.hpp"
 #include "kernels/attention_backward.hpp"
+#include "kernels/linear_family_heads.hpp"
 #include "kernels/multi_head_attention.hpp"
 
 namespace vl::backends {
@@ -49,11 +53,12 @@ enum class Op {
   linear_parallel,
   linear_recurrent,
   linear_chunked,
+  linear_family,
 };
 inline constexpr Op kAllOps[] = {Op::attention,          Op::attention_weights,   Op::attention_scores,
                                  Op::attention_storage_rounding, Op::attention_backward, Op::multi_head_attention,
                                  Op::positional_encoding, Op::linear_parallel,     Op::linear_recurrent,
-                                 Op::linear_chunked};
+                                 Op::linear_chunked, Op::linear_family};
 std::string to_string(Op op);
 
 /// A backend lacks an operation (or an option of one, under that operation's name): what it
@@ -93,6 +98,8 @@ class Backend {
   virtual Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const;
   virtual Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const;
   virtual Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const;
+  virtual FamilyResult<double> linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const;
+  virtual FamilyResult<float> linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const;
 
  protected:
   /// Throws Unsupported: "backend '<name>' has no <op>[ (<why>)]".
@@ -124,6 +131,8 @@ class Decorator : public Backend {
   Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
   Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
   Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
+  FamilyResult<double> linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const override;
+  FamilyResult<float> linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const override;
 
  protected:
   const Backend& base() const { return *base_; }

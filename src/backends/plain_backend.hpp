@@ -1,6 +1,7 @@
 #pragma once
 // Backend `plain`: our reference kernels, every operation (kernels/attention.hpp,
-// attention_backward.hpp, multi_head_attention.hpp, positional_encoding.hpp, linear_attention.hpp).
+// attention_backward.hpp, multi_head_attention.hpp, positional_encoding.hpp, linear_attention.hpp,
+// linear_family_heads.hpp).
 #include "backends/backend.hpp"
 
 namespace vl::backends {
@@ -27,6 +28,8 @@ class PlainBackend : public Backend {
   Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
   Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
   Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
+  FamilyResult<double> linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const override;
+  FamilyResult<float> linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const override;
 };
 
 }  // namespace vl::backends
