@@ -212,10 +212,12 @@ FamilyHeadResult<T> family_parallel(UpdateRule rule, const FamilyHead<T>& h, T s
 }
 
 /// The UT transform of a chunk (Yang et al. 2024, §3): T = (I + tril(diag β M, −1))⁻¹ diag β,
-/// M = K Kᵀ ⊙ D strictly below the diagonal, by forward substitution on the columns.  (m, m)
+/// M = K Kᵀ ⊙ D strictly below the diagonal, by forward substitution on the columns.
+/// K (m, d_k), G (m, d_k), beta (m) → (m, m)
 struct UtTransform {
-  template <class T, class EB>
-  static xt::xtensor<T, 2> transform(const xt::xtensor<T, 2>& M, const EB& beta) {
+  template <class T, class EK, class EB>
+  static xt::xtensor<T, 2> transform(const EK& k, const xt::xtensor<T, 2>& G, const EB& beta, bool per_dimension) {
+    const xt::xtensor<T, 2> M = masked_products<T>(k, k, G, per_dimension, true);
     const std::size_t m = M.shape(0);
     xt::xtensor<T, 2> Tm = xt::zeros<T>({m, m});
     for (std::size_t t = 0; t < m; ++t) {
@@ -248,7 +250,7 @@ FamilyHeadResult<T> family_chunked(UpdateRule rule, const FamilyHead<T>& h, T sc
     const xt::xtensor<T, 2> Gc = cumulative_log_decay(rule, h, a, b);
     xt::xtensor<T, 2> U = xt::view(h.v, rows, xt::all());
     if (delta(rule)) {
-      const xt::xtensor<T, 2> Tm = Ut::transform(masked_products<T>(k, k, Gc, per_dimension, true), xt::view(h.beta, rows));
+      const xt::xtensor<T, 2> Tm = Ut::template transform<T>(k, Gc, xt::view(h.beta, rows), per_dimension);
       const xt::xtensor<T, 2> W = matmul<T>(Tm, decayed<T>(k, Gc));
       U = matmul<T>(Tm, U) - matmul<T>(W, r.state);
     }

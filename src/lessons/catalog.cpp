@@ -1,6 +1,7 @@
 // The suite's lessons, in reading order.
 #include "engine/lesson.hpp"
 #include "lessons/attention.hpp"
+#include "lessons/linear_family.hpp"
 #include "lessons/linear_rnn.hpp"
 #include "lessons/masking.hpp"
 #include "lessons/positions.hpp"
@@ -13,6 +14,7 @@ std::vector<Lesson> all_lessons() {
   lessons.push_back(lessons::masking::lesson());
   lessons.push_back(lessons::positions::lesson());
   lessons.push_back(lessons::linear_rnn::lesson());
+  lessons.push_back(lessons::linear_family::lesson());
   return lessons;
 }
 
