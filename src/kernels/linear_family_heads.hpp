@@ -33,7 +33,7 @@ struct FamilyOptions {
   UpdateRule rule = UpdateRule::linear;
   FamilyForm form = FamilyForm::recurrent;
   std::size_t chunk = 64;       // the chunked form's chunk size (ONNX's chunk_size hint)
-  std::optional<double> scale;  // default 1/√d_k
+  std::optional<double> scale;  // absent or 0: 1/√d_k
 };
 
 template <class T>

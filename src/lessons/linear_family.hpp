@@ -23,6 +23,8 @@ struct Shape {
 template <class T>
 FamilyInputs<T> draw(const Shape& s, std::uint64_t seed);
 
+ListingOutput listing_main(const ListingContext& ctx);
+
 Measurement forms_agree(const CheckContext& ctx);
 Measurement forms_agree_float32(const CheckContext& ctx);
 Measurement chunk_invariant(const CheckContext& ctx);
