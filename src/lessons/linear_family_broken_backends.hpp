@@ -103,38 +103,25 @@ struct UtDiagonalIncluded {
   }
 };
 
+/// One form computed by our kernel with a broken step (recurrent) or UT transform (chunked);
+/// every other form is the base backend's.
+template <FamilyForm Broken, class Step = OnnxStep, class Ut = UtTransform>
+class BrokenKernel : public FamilyBreak<BrokenKernel<Broken, Step, Ut>> {
+ public:
+  using FamilyBreak<BrokenKernel>::FamilyBreak;
+  template <class T>
+  FamilyResult<T> broken(const FamilyInputs<T>& in, const FamilyOptions& o) const {
+    if (o.form != Broken) return this->base_family(in, o);
+    return vl::linear_family<T, Step, Ut>(in, o);
+  }
+};
+
 /// The recurrent form with the decay applied after the write.
-class DecayAfterWrite : public FamilyBreak<DecayAfterWrite> {
- public:
-  using FamilyBreak::FamilyBreak;
-  template <class T>
-  FamilyResult<T> broken(const FamilyInputs<T>& in, const FamilyOptions& o) const {
-    if (o.form != FamilyForm::recurrent) return base_family(in, o);
-    return vl::linear_family<T, DecayAfterWriteStep>(in, o);
-  }
-};
-
+using DecayAfterWrite = BrokenKernel<FamilyForm::recurrent, DecayAfterWriteStep>;
 /// The recurrent form whose delta correction reads the updated state.
-class CorrectionFromUpdatedState : public FamilyBreak<CorrectionFromUpdatedState> {
- public:
-  using FamilyBreak::FamilyBreak;
-  template <class T>
-  FamilyResult<T> broken(const FamilyInputs<T>& in, const FamilyOptions& o) const {
-    if (o.form != FamilyForm::recurrent) return base_family(in, o);
-    return vl::linear_family<T, CorrectionFromUpdatedStateStep>(in, o);
-  }
-};
-
+using CorrectionFromUpdatedState = BrokenKernel<FamilyForm::recurrent, CorrectionFromUpdatedStateStep>;
 /// The chunked form with the UT transform's diagonal included.
-class UtWithDiagonal : public FamilyBreak<UtWithDiagonal> {
- public:
-  using FamilyBreak::FamilyBreak;
-  template <class T>
-  FamilyResult<T> broken(const FamilyInputs<T>& in, const FamilyOptions& o) const {
-    if (o.form != FamilyForm::chunked) return base_family(in, o);
-    return vl::linear_family<T, OnnxStep, UtDiagonalIncluded>(in, o);
-  }
-};
+using UtWithDiagonal = BrokenKernel<FamilyForm::chunked, OnnxStep, UtDiagonalIncluded>;
 
 /// The chunked form whose chunks each start from the initial state: a chunk's state not carried.
 class ChunkStateNotCarried : public FamilyBreak<ChunkStateNotCarried> {
@@ -203,15 +190,7 @@ class DecayReadAsFactor : public FamilyBreak<DecayReadAsFactor> {
 };
 
 /// The recurrent form with β on the correction only: u = v − β Sᵀk (β = 0 then writes v).
-class BetaOnCorrectionOnly : public FamilyBreak<BetaOnCorrectionOnly> {
- public:
-  using FamilyBreak::FamilyBreak;
-  template <class T>
-  FamilyResult<T> broken(const FamilyInputs<T>& in, const FamilyOptions& o) const {
-    if (o.form != FamilyForm::recurrent) return base_family(in, o);
-    return vl::linear_family<T, BetaOnCorrectionOnlyStep>(in, o);
-  }
-};
+using BetaOnCorrectionOnly = BrokenKernel<FamilyForm::recurrent, BetaOnCorrectionOnlyStep>;
 
 /// The chunked form that runs whole chunks only: the short last chunk's rows are left at zero
 /// and its tokens never reach the state.
