@@ -480,3 +480,34 @@ if __name__ == "__main__":  # a quick look: plots.py audit.json OUTDIR
         for f in figures_for(lesson, None, out, warns, {}):
             print(f.file, f.anchor)
     print("\n".join(warns))
+
+
+# ---------------------------------------------------------------------------------------------
+# linear-family: the largest gap between the forms against n, per update rule, from an identity
+# claim's check series ("n", then "largest gap between forms, <rule>" per rule).
+
+@hook
+def form_gaps_against_n(ctx: Context):
+    figs = []
+    for claim in ctx.claims():
+        for check in claim.get("checks", []):
+            parsed = measured_series(check)
+            if not parsed or parsed[0] != "n" or not all(k.startswith("largest gap between forms") for k in parsed[2]):
+                continue
+            _, ns, series, _ = parsed
+            fig, ax = plt.subplots(figsize=(7.6, 3.6))
+            colours = [BLUE, RED, GREEN, "#8e6bb8"]
+            for k, (name, gaps) in enumerate(series.items()):
+                ax.semilogy(ns, [max(g, 1e-18) for g in gaps], "o-", color=colours[k % len(colours)], lw=2, ms=5,
+                            label=name.split(", ")[-1])
+            ax.axhline(1e-12, color=GREY, ls="--", lw=1, label="tolerance 1e-12")
+            ax.set_xlabel("sequence length n")
+            ax.set_ylabel("largest relative gap")
+            ax.set_title("The three forms against ONNX's recurrence, float64, this build")
+            ax.legend(fontsize=8.5, ncol=3)
+            figs.append(ctx.save(fig, f"gaps-{claim['id'].split('.')[-1]}",
+                                 f"Largest relative gap of any form (recurrent, parallel, chunked at every chunk size) "
+                                 f"from ONNX's recurrence at each n of {claim['id']}'s sweep, per update rule.",
+                                 ("claim", claim["id"])))
+            break
+    return figs

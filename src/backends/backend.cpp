@@ -22,6 +22,7 @@ std::string to_string(Op op) {
     case Op::decoder_layer: return "decoder-layer";
     case Op::decoder_step: return "decoder-step";
     case Op::shift_right: return "shift-right";
+    case Op::linear_family: return "linear-family";
   }
   return "?";
 }
@@ -69,6 +70,8 @@ Tensor3 Backend::decoder_step(const Tensor3&, const Tensor3&, const DecoderLayer
   lacks(Op::decoder_step);
 }
 Tensor3 Backend::shift_right(const Tensor3&, const xt::xtensor<double, 1>&) const { lacks(Op::shift_right); }
+FamilyResult<double> Backend::linear_family(const FamilyInputs<double>&, const FamilyOptions&) const { lacks(Op::linear_family); }
+FamilyResult<float> Backend::linear_family(const FamilyInputs<float>&, const FamilyOptions&) const { lacks(Op::linear_family); }
 
 Decorator::Decorator(std::shared_ptr<const Backend> base, std::string name) : base_(std::move(base)), name_(std::move(name)) {}
 
@@ -120,6 +123,12 @@ Tensor3 Decorator::decoder_step(const Tensor3& x_t, const Tensor3& memory, const
   return base_->decoder_step(x_t, memory, p, heads, o, cache, cross);
 }
 Tensor3 Decorator::shift_right(const Tensor3& target, const xt::xtensor<double, 1>& start) const { return base_->shift_right(target, start); }
+FamilyResult<double> Decorator::linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const {
+  return base_->linear_family(in, o);
+}
+FamilyResult<float> Decorator::linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const {
+  return base_->linear_family(in, o);
+}
 
 MhaResult<double, 2> multi_head_attention_2d(const Backend& b, const Matrix& query, const Matrix& key, const Matrix& value,
                                              const MhaParameters<double>& p, std::size_t heads, const MhaOptions<double>& o) {

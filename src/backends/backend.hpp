@@ -18,6 +18,9 @@
 //   positional_encoding  the sinusoidal table's rows at given positions: (positions, d)
 //   linear_*             causal linear attention on φ(Q), φ(K) (n, d_k), V (n, d_v) → (n, d_v),
 //                        in its parallel, recurrent and chunked forms (kernels/linear_attention.hpp)
+//   linear_family        ONNX LinearAttention's family of recurrences (linear, gated, delta,
+//                        gated_delta) in one of its three forms, batches, GQA heads, past state
+//                        (kernels/linear_family_heads.hpp): o (B, Hq, n, d_v), state (B, Hkv, d_k, d_v)
 //   layer_norm           torch.nn.LayerNorm over the last axis (kernels/layer_norm.hpp): (B, S, d) → (B, S, d)
 //   encoder_layer        torch.nn.TransformerEncoderLayer, eval mode (kernels/encoder_layer.hpp): (B, S, d) → (B, S, d)
 //   decoder_layer        torch.nn.TransformerDecoderLayer, eval mode (kernels/decoder_layer.hpp):
@@ -42,6 +45,7 @@
 
 #include "kernels/attention.hpp"
 #include "kernels/attention_backward.hpp"
+#include "kernels/linear_family_heads.hpp"
 #include "kernels/multi_head_attention.hpp"
 #include "kernels/decoder_step.hpp"
 
@@ -58,6 +62,7 @@ enum class Op {
   linear_parallel,
   linear_recurrent,
   linear_chunked,
+  linear_family,
   layer_norm,
   encoder_layer,
   decoder_layer,
@@ -67,7 +72,7 @@ enum class Op {
 inline constexpr Op kAllOps[] = {Op::attention,          Op::attention_weights,   Op::attention_scores,
                                  Op::attention_storage_rounding, Op::attention_backward, Op::multi_head_attention,
                                  Op::positional_encoding, Op::linear_parallel,     Op::linear_recurrent,
-                                 Op::linear_chunked,
+                                 Op::linear_chunked, Op::linear_family,
                                  Op::layer_norm, Op::encoder_layer, Op::decoder_layer, Op::decoder_step, Op::shift_right};
 std::string to_string(Op op);
 
@@ -109,6 +114,8 @@ class Backend {
   virtual Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const;
   virtual Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const;
   virtual Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const;
+  virtual FamilyResult<double> linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const;
+  virtual FamilyResult<float> linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const;
   virtual Tensor3 layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const;
   virtual Tensor3 encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,
                                 const MhaOptions<double>& self) const;
@@ -148,6 +155,8 @@ class Decorator : public Backend {
   Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
   Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
   Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
+  FamilyResult<double> linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const override;
+  FamilyResult<float> linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const override;
   Tensor3 layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const override;
   Tensor3 encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,
                                 const MhaOptions<double>& self) const override;

@@ -41,6 +41,12 @@ Matrix PlainBackend::linear_recurrent(const Matrix& pq, const Matrix& pk, const 
 Matrix PlainBackend::linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const {
   return vl::linear_attention_chunked<double>(pq, pk, v, chunk);
 }
+FamilyResult<double> PlainBackend::linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const {
+  return vl::linear_family<double>(in, o);
+}
+FamilyResult<float> PlainBackend::linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const {
+  return vl::linear_family<float>(in, o);
+}
 
 Tensor3 PlainBackend::layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const {
   return vl::layer_norm<double>(x, p, eps);

@@ -1,7 +1,7 @@
 #pragma once
 // Backend `plain`: our reference kernels, every operation (kernels/attention.hpp,
 // attention_backward.hpp, multi_head_attention.hpp, positional_encoding.hpp, linear_attention.hpp,
-// layer_norm.hpp, encoder_layer.hpp, decoder_layer.hpp, decoder_step.hpp).
+// linear_family_heads.hpp, layer_norm.hpp, encoder_layer.hpp, decoder_layer.hpp, decoder_step.hpp).
 #include "backends/backend.hpp"
 
 namespace vl::backends {
@@ -28,6 +28,8 @@ class PlainBackend : public Backend {
   Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
   Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
   Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
+  FamilyResult<double> linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const override;
+  FamilyResult<float> linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const override;
   Tensor3 layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const override;
   Tensor3 encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,
                                 const MhaOptions<double>& self) const override;

@@ -85,5 +85,17 @@ Matrix ShapeChecked::linear_chunked(const Matrix& pq, const Matrix& pk, const Ma
   expect(*this, "a linear-attention output", o, {pq.shape(0), v.shape(1)});
   return o;
 }
+template <class T>
+FamilyResult<T> checked_family(const ShapeChecked& self, FamilyResult<T> r, const FamilyInputs<T>& in) {
+  expect(self, "a linear-family output", r.o, {in.q.shape(0), in.q.shape(1), in.q.shape(2), in.v.shape(3)});
+  expect(self, "a linear-family state", r.state, {in.k.shape(0), in.k.shape(1), in.k.shape(3), in.v.shape(3)});
+  return r;
+}
+FamilyResult<double> ShapeChecked::linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const {
+  return checked_family(*this, base().linear_family(in, o), in);
+}
+FamilyResult<float> ShapeChecked::linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const {
+  return checked_family(*this, base().linear_family(in, o), in);
+}
 
 }  // namespace vl::backends

@@ -27,6 +27,8 @@ class ShapeChecked : public Decorator {
   Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
   Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
   Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
+  FamilyResult<double> linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const override;
+  FamilyResult<float> linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const override;
 };
 
 }  // namespace vl::backends

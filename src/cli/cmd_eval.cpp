@@ -3,7 +3,8 @@
 //   eval attention          softmax(scale·Q Kᵀ + M) V over (…, S, D), (B, H, S, D) or packed (B, S, H·D)
 //   eval mha                nn.MultiheadAttention's forward in PyTorch's parameter layout
 //   eval positional-encoding    sinusoidal PE (N, D)
-//   eval linear-attention   causal linear attention, φ = elu + 1, in one of its three forms
+//   eval linear-attention   causal linear attention, φ = elu + 1, in one of its three forms; with
+//                           --update-rule, ONNX LinearAttention (cmd_eval_linear.cpp)
 //   eval encoder-layer, decoder-layer   torch's Transformer layers (cmd_eval_layers.cpp)
 #include <limits>
 #include <numeric>
@@ -16,6 +17,7 @@
 #include "cli/commands.hpp"
 #include "cli/eval_attention_cache.hpp"
 #include "cli/eval_inputs.hpp"
+#include "cli/eval_linear_family.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/feature_map.hpp"
 #include "kernels/fused_attention.hpp"
@@ -444,7 +446,10 @@ void add_eval_command(CLI::App& app) {
   lin->add_option("--form", la->form, "parallel | recurrent | chunked")->required()->check(CLI::IsMember({"parallel", "recurrent", "chunked"}));
   lin->add_option("--chunk", la->chunk, "chunk size B >= 1 (chunked form)")->check(CLI::NonNegativeNumber);
   lin->add_option("--out", la->out, "output .npy (n, d_v)")->required();
-  lin->callback([la] {
+  auto lf = std::make_shared<LinearFamilyArgs>();
+  add_linear_family_options(*lin, *lf);  // ONNX LinearAttention's layout (cmd_eval_linear.cpp)
+  lin->callback([la, lf] {
+    if (linear_family_requested(*lf)) return eval_linear_family(*lf, {la->q, la->k, la->v, la->form, la->out, la->chunk});
     check_output_path(la->out, "--out");
     in_precision(*la, la->q, "--q", eval_linear<float>, eval_linear<double>);
   });

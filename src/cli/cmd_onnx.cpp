@@ -1,4 +1,4 @@
-// lessons onnx DIR: run ONNX's Attention backend cases against our kernel.
+// lessons onnx DIR: run ONNX's Attention and LinearAttention backend cases against our kernels.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -12,7 +12,7 @@ namespace vl::cli {
 
 void add_onnx_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "onnx", "Run ONNX Attention backend cases (model.onnx + test_data_set_0/) against our attention kernel");
+      "onnx", "Run ONNX Attention and LinearAttention backend cases (model.onnx + test_data_set_0/) against our kernels");
   auto dir = std::make_shared<std::string>();
   auto verbose = std::make_shared<bool>(false);
   cmd->add_option("DIR", *dir, "A folder of cases (e.g. ../shared/external/onnx-attention) or one case folder")

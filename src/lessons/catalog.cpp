@@ -1,6 +1,7 @@
 // The suite's lessons, in reading order.
 #include "engine/lesson.hpp"
 #include "lessons/attention.hpp"
+#include "lessons/linear_family.hpp"
 #include "lessons/encoder_decoder.hpp"
 #include "lessons/linear_rnn.hpp"
 #include "lessons/masking.hpp"
@@ -14,6 +15,7 @@ std::vector<Lesson> all_lessons() {
   lessons.push_back(lessons::masking::lesson());
   lessons.push_back(lessons::positions::lesson());
   lessons.push_back(lessons::linear_rnn::lesson());
+  lessons.push_back(lessons::linear_family::lesson());
   lessons.push_back(lessons::encoder_decoder::lesson());
   return lessons;
 }

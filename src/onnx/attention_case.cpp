@@ -19,6 +19,7 @@
 #include "core/errors.hpp"
 #include "numeric/float16.hpp"
 #include "onnx/attention_node.hpp"
+#include "onnx/linear_attention_node.hpp"
 #include "onnx/model.hpp"
 #include "onnx/tensor_proto.hpp"
 
@@ -43,17 +44,15 @@ CaseResult run(const fs::path& dir, const Tolerance& tol) {
   result.name = dir.filename().string();
   const Model model = load_model(dir / "model.onnx");
   const Graph& g = model.graph;
-  if (g.nodes.size() == 1 && g.nodes[0].op_type == "LinearAttention") {
-    throw Unsupported("LinearAttention (opset 27) is not implemented yet (the linear-attention family)");
-  }
-  if (g.nodes.size() != 1 || g.nodes[0].op_type != "Attention" ||
+  // One Attention node, or one LinearAttention node (linear_attention_node.hpp).
+  const bool linear = g.nodes.size() == 1 && g.nodes[0].op_type == "LinearAttention";
+  if (g.nodes.size() != 1 || (g.nodes[0].op_type != "Attention" && !linear) ||
       !(g.nodes[0].domain.empty() || g.nodes[0].domain == "ai.onnx")) {
-    throw Unsupported(fmt::format("the graph is not a single ONNX Attention node ({} nodes, first '{}')", g.nodes.size(),
-                                  g.nodes.empty() ? "" : g.nodes[0].op_type));
+    throw Unsupported(fmt::format("the graph is not a single ONNX Attention or LinearAttention node ({} nodes, first '{}')",
+                                  g.nodes.size(), g.nodes.empty() ? "" : g.nodes[0].op_type));
   }
   if (!g.initializers.empty()) throw Unsupported("graph initializers are not supported");
   const Node& node = g.nodes[0];
-  const AttentionAttributes attr = read_attributes(node);
 
   // input_N.pb is the N-th graph input; the node names which slot each one fills.
   const fs::path data = dir / "test_data_set_0";
@@ -65,12 +64,16 @@ CaseResult run(const fs::path& dir, const Tolerance& tol) {
   for (std::size_t slot = 0; slot < node.inputs.size(); ++slot) {
     const std::string& name = node.inputs[slot];
     if (name.empty()) continue;
-    if (slot >= in.size()) throw Unsupported(fmt::format("node input {} ('{}') is not an Attention input", slot, name));
+    if (slot >= in.size()) throw Unsupported(fmt::format("node input {} ('{}') is not an {} input", slot, name, node.op_type));
     auto it = tensors.find(name);
     if (it == tensors.end()) throw InputError(fmt::format("{}: node input '{}' is not a graph input", dir.string(), name));
     in[slot] = &it->second;
   }
   if (!in[Q] || !in[K] || !in[V]) throw InputError(fmt::format("{}: Q, K and V are required", dir.string()));
+  const auto output_name = [&](std::size_t slot) -> std::string {
+    if (linear) return slot < 2 ? kLinearOutputNames[slot] : node.outputs[slot];
+    return slot < 4 ? kOutputNames[slot] : node.outputs[slot];
+  };
 
   // Expected outputs: output_N.pb is the N-th graph output.
   std::set<std::size_t> wanted;
@@ -84,7 +87,7 @@ CaseResult run(const fs::path& dir, const Tolerance& tol) {
     wanted.insert(slot);
   }
 
-  const NodeResult node_result = run_attention_node(in, attr, wanted);
+  const NodeResult node_result = linear ? run_linear_attention_node(in, node) : run_attention_node(in, read_attributes(node), wanted);
   result.precision = node_result.precision;
   const auto& outputs = node_result.outputs;
 
@@ -92,7 +95,7 @@ CaseResult run(const fs::path& dir, const Tolerance& tol) {
   for (const auto& [slot, exp] : expected) {
     OutputResult o;
     o.slot = slot;
-    o.name = slot < 4 ? kOutputNames[slot] : node.outputs[slot];
+    o.name = output_name(slot);
     o.type = exp.type_name();
     o.shape = exp.dims;
     const Tolerance t = output_tolerance(exp, tol);

@@ -104,18 +104,23 @@ class Onnx(unittest.TestCase):
 class NodeCases(unittest.TestCase):
     """The 101 cases of opsets 23-27: every Attention case passes, each output compared."""
 
-    def test_87_pass_14_skip_nothing_unchecked(self):
+    def test_all_101_pass_nothing_unchecked(self):
         r = lessons("onnx", NODE_CASES)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         lines = r.stdout.splitlines()
-        self.assertEqual(lines[-1], "87 passed, 0 failed, 14 skipped")
+        self.assertEqual(lines[-1], "101 passed, 0 failed")
         self.assertEqual(len(lines), 102)
         self.assertNotIn("not compared", r.stdout)
         for line in lines[:-1]:
-            if line.startswith("SKIP "):
-                self.assertRegex(line, r"^SKIP test_linear_attention_\S+: LinearAttention \(opset 27\) is not implemented")
-            else:
-                self.assertRegex(line, r"^PASS test_attention_\S+ \(max abs err [0-9.e+-]+\)$")
+            self.assertRegex(line, r"^PASS test_(linear_)?attention_\S+ \(max abs err [0-9.e+-]+\)$")
+        self.assertEqual(sum(line.startswith("PASS test_linear_attention_") for line in lines), 14)
+
+    def test_linear_attention_verbose_names_both_outputs(self):
+        r = lessons("onnx", "-v", os.path.join(NODE_CASES, "test_linear_attention_fp16"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("computed in float64 (chunked form, chunk_size 64)", r.stdout)
+        self.assertIn("output 0 (output) float16", r.stdout)
+        self.assertIn("output 1 (present_state) float16", r.stdout)
 
     def test_verbose_shows_precision_and_tolerances(self):
         r = lessons("onnx", "-v", os.path.join(NODE_CASES, "test_attention_4d_gqa_with_past_and_present_fp16"))
