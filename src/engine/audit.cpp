@@ -14,6 +14,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include "backends/candidate_backend.hpp"
 #include "backends/registry.hpp"
 #include "backends/shape_checked.hpp"
 #include "core/errors.hpp"
@@ -149,7 +150,9 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
       try {
         c.measured = check->run(ctx);
       } catch (const backends::Unsupported& e) {
-        if (backend.supports(e.op))
+        // A candidate that has the operation may still lack an option of it, in its own words
+        // ("unsupported: ...") or because vl-candidate/1 cannot carry it: not applicable.
+        if (backend.supports(e.op) && !dynamic_cast<const backends::CandidateRefused*>(&e))
           c.error = fmt::format("backend '{}' says it has {} but refused it: {}", backend.name(), backends::to_string(e.op), e.what());
         else
           not_applicable = e.what();
