@@ -9,6 +9,10 @@ scale-1/d             attention's default scale is 1/D instead of 1/√D
 heads-overlap         mha's heads read overlapping column blocks (head h starts at h·(d/H)/2)
 chunk-state-dropped   the chunked linear attention forgets the state between chunks
 backward-no-jacobian  the backward takes dS = dW: no softmax Jacobian
+mha-biases-dropped    mha ignores in_proj_bias and out_proj_bias (torch initialises them to zero)
+gqa-backward-unsummed with grouped-query heads, dK and dV come from the group's first query head only
+scale-attr-ignored    attention ignores an explicit scale (uses 1/√D always)
+float-mask-ignored    attention ignores an additive (float) mask
 """
 import os
 import sys
@@ -91,12 +95,50 @@ def backward_no_jacobian():
     ref.attention_backward = no_jacobian
 
 
+def mha_biases_dropped():
+    mha = ref.mha
+
+    def unbiased(inputs, attrs, wanted):
+        zero = {n: np.zeros_like(inputs[n]) for n in ("in_proj_bias", "out_proj_bias")}
+        return mha(dict(inputs, **zero), attrs, wanted)
+    ref.mha = unbiased
+
+
+def gqa_backward_unsummed():
+    backward = ref.attention_backward
+
+    def first_of_group(inputs, attrs, wanted):
+        g = backward(inputs, attrs, wanted)
+        hq, hkv = inputs["q"].shape[1], inputs["k"].shape[1]
+        if hq == hkv:
+            return g
+        # Only the first query head of each group: the heads alone, then the group's first.
+        k, v = ref.repeat_groups(inputs["k"], hq), ref.repeat_groups(inputs["v"], hq)
+        each = backward(dict(inputs, k=k, v=v), attrs, wanted)
+        return dict(g, dk=each["dk"][:, ::hq // hkv], dv=each["dv"][:, ::hq // hkv])
+    ref.attention_backward = first_of_group
+
+
+def scale_attr_ignored():
+    scores = ref.scores
+    ref.scores = lambda q, k, attrs, mask: scores(q, k, dict(attrs, scale=None), mask)
+
+
+def float_mask_ignored():
+    scores = ref.scores
+    ref.scores = lambda q, k, attrs, mask: scores(q, k, attrs, None if mask is not None and mask.dtype != np.bool_ else mask)
+
+
 FAULTS = {
     "causal-off-by-one": causal_off_by_one,
     "scale-1/d": scale_one_over_d,
     "heads-overlap": heads_overlap,
     "chunk-state-dropped": chunk_state_dropped,
     "backward-no-jacobian": backward_no_jacobian,
+    "mha-biases-dropped": mha_biases_dropped,
+    "gqa-backward-unsummed": gqa_backward_unsummed,
+    "scale-attr-ignored": scale_attr_ignored,
+    "float-mask-ignored": float_mask_ignored,
 }
 
 if __name__ == "__main__":
