@@ -59,7 +59,7 @@ class CandidateBackend::Request {
     const json request = {{"id", id_}, {"op", op_}, {"inputs", inputs_}, {"attrs", attrs}, {"outputs", outputs_}};
     const auto reply = b_.process_->exchange(request.dump(), b_.options_.timeout);
     if (reply.outcome == CandidateProcess::Outcome::timed_out) {
-      b_.dead_ = fmt::format("the candidate {} to request {} ({}); nothing more is sent", reply.status, id_, op_);
+      b_.dead_ = fmt::format("the candidate timed out at request {} ({}) and was killed; nothing more is sent", id_, op_);
       throw CandidateError(fmt::format("{}: the candidate {}{}", where(), reply.status, b_.stderr_tail()));
     }
     if (reply.outcome == CandidateProcess::Outcome::exited) {

@@ -65,6 +65,11 @@ void audit(const AuditArgs& args) {
       throw InputError(fmt::format("{}: its folder does not exist", path));
   const AuditReport report = run_audit(all_lessons(), options);
   print_report(std::cout, report, args.verbose);
+  if (const auto* c = dynamic_cast<const backends::CandidateBackend*>(options.backend.get())) {
+    const int requests = c->requests();
+    options.backend.reset();  // the last owner: stops the candidate and removes its temporary folder
+    fmt::print("-- candidate: {} requests sent; stopped\n", requests);
+  }
   if (!args.json.empty()) {
     write_file_atomically(args.json, report_json(report).dump(2) + "\n");
     fmt::print("JSON report: {}\n", std::filesystem::absolute(args.json).string());
