@@ -4,9 +4,9 @@
 // The kernel here is a deliberately plain loop nest, standing for "your kernel":
 //   O[b,h,i,:] = Σ_j softmax_j(scale · q_i·k_j + mask_ij) v_j,  kv head h / (Hq / Hkv),
 // with the causal mask (both alignments), bool or additive masks broadcast to (B, Hq, Sq, Sk),
-// and a query that sees no key getting a zero row. It lacks everything else (softcap, windows,
-// weights, float32, the other operations): the backend refuses those with Unsupported, and the
-// claims that need them are reported not applicable.
+// and a query that sees no key getting a zero row, in float64 and float32, with the weights. It
+// lacks everything else (softcap, windows, the other operations): the backend refuses those with
+// Unsupported / UnsupportedOption, and the claims that need them are reported not applicable.
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -22,44 +22,55 @@ namespace {
 using vl::backends::Op;
 using vl::backends::Tensor4;
 
-Tensor4<double> my_attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v, double scale,
-                             const xt::xarray<bool>& allowed, const xt::xarray<double>& add) {
+template <class T>
+vl::AttentionResult<T, 4> my_attention(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, T scale,
+                                       const xt::xarray<bool>& allowed, const xt::xarray<T>& add) {
   const std::size_t B = q.shape(0), H = q.shape(1), Sq = q.shape(2), D = q.shape(3), Sk = k.shape(2), Dv = v.shape(3);
   const std::size_t group = H / k.shape(1);
-  Tensor4<double> o = xt::zeros<double>({B, H, Sq, Dv});
-  std::vector<double> s(Sk);
+  vl::AttentionResult<T, 4> r{xt::zeros<T>({B, H, Sq, Dv}), xt::zeros<T>({B, H, Sq, Sk}), {}};
+  std::vector<T> s(Sk);
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t h = 0; h < H; ++h)
       for (std::size_t i = 0; i < Sq; ++i) {
-        double m = -std::numeric_limits<double>::infinity();
+        T m = -std::numeric_limits<T>::infinity();
         for (std::size_t j = 0; j < Sk; ++j) {
-          double dot = 0;
+          T dot = 0;
           for (std::size_t x = 0; x < D; ++x) dot += q(b, h, i, x) * k(b, h / group, j, x);
-          s[j] = allowed(b, h, i, j) ? scale * dot + add(b, h, i, j) : -std::numeric_limits<double>::infinity();
+          s[j] = allowed(b, h, i, j) ? scale * dot + add(b, h, i, j) : -std::numeric_limits<T>::infinity();
           m = std::max(m, s[j]);
         }
         if (std::isinf(m) && m < 0) continue;  // no visible key: a zero row
-        double z = 0;
+        T z = 0;
         for (std::size_t j = 0; j < Sk; ++j) z += (s[j] = std::exp(s[j] - m));
-        for (std::size_t j = 0; j < Sk; ++j)
-          for (std::size_t x = 0; x < Dv; ++x) o(b, h, i, x) += s[j] / z * v(b, h / group, j, x);
+        for (std::size_t j = 0; j < Sk; ++j) {
+          r.weights(b, h, i, j) = s[j] / z;
+          for (std::size_t x = 0; x < Dv; ++x) r.output(b, h, i, x) += s[j] / z * v(b, h / group, j, x);
+        }
       }
-  return o;
+  return r;
 }
 
 class MyBackend : public vl::backends::Backend {
  public:
   std::string name() const override { return "my-kernel"; }
   std::string summary() const override { return "examples/own_backend: a loop-nest attention"; }
-  bool supports(Op op) const override { return op == Op::attention; }
-  using Backend::attention;
+  bool supports(Op op) const override { return op == Op::attention || op == Op::attention_weights; }
   vl::AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
                                            const vl::AttentionOptions<double>& o) const override {
-    if (o.return_weights) lacks(Op::attention_weights, "the kernel never forms them");
+    return run(q, k, v, o);
+  }
+  vl::AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                          const vl::AttentionOptions<float>& o) const override {
+    return run(q, k, v, o);
+  }
+
+ private:
+  template <class T>
+  vl::AttentionResult<T, 4> run(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const vl::AttentionOptions<T>& o) const {
     if (o.return_scores) lacks(Op::attention_scores);
     if (o.round) lacks(Op::attention_storage_rounding);
     if (o.softcap != 0 || o.kv_lengths || o.left_window >= 0 || o.right_window >= 0 || o.first_query)
-      throw vl::backends::Unsupported(Op::attention_weights, "my-kernel has no softcap, KV lengths, windows or query offset");
+      throw vl::backends::UnsupportedOption(Op::attention, "my-kernel has no softcap, KV lengths, windows or query offset");
     const std::array<std::size_t, 4> shape{q.shape(0), q.shape(1), q.shape(2), k.shape(2)};
     xt::xarray<bool> allowed = xt::ones<bool>(shape);
     if (o.allowed) allowed = allowed && xt::broadcast(*o.allowed, shape);
@@ -71,9 +82,11 @@ class MyBackend : public vl::backends::Backend {
             for (std::size_t j = 0; j < shape[3]; ++j)
               if (std::ptrdiff_t(j) > std::ptrdiff_t(i) + offset) allowed(b, h, i, j) = false;
     }
-    xt::xarray<double> add = xt::zeros<double>(shape);
+    xt::xarray<T> add = xt::zeros<T>(shape);
     if (o.bias) add = add + xt::broadcast(*o.bias, shape);
-    return {my_attention(q, k, v, o.scale.value_or(1 / std::sqrt(double(q.shape(3)))), allowed, add), {}, {}};
+    auto r = my_attention<T>(q, k, v, o.scale.value_or(T(1) / std::sqrt(T(q.shape(3)))), allowed, add);
+    if (!o.return_weights) r.weights = {};
+    return r;
   }
 };
 

@@ -36,10 +36,7 @@ namespace vl::backends {
 /// The candidate said it lacks an operation or an option ("unsupported: ..."), or the protocol
 /// cannot carry the option: the claim is not applicable, even though the candidate has the
 /// operation itself.
-class CandidateRefused : public Unsupported {
- public:
-  using Unsupported::Unsupported;
-};
+using CandidateRefused = UnsupportedOption;
 
 struct CandidateOptions {
   std::string command;                         // a shell command line: "python3 adapters/numpy_reference.py"

@@ -14,7 +14,6 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
-#include "backends/candidate_backend.hpp"
 #include "backends/registry.hpp"
 #include "backends/shape_checked.hpp"
 #include "core/errors.hpp"
@@ -152,7 +151,7 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
       } catch (const backends::Unsupported& e) {
         // A candidate that has the operation may still lack an option of it, in its own words
         // ("unsupported: ...") or because vl-candidate/1 cannot carry it: not applicable.
-        if (backend.supports(e.op) && !dynamic_cast<const backends::CandidateRefused*>(&e))
+        if (backend.supports(e.op) && !dynamic_cast<const backends::UnsupportedOption*>(&e))
           c.error = fmt::format("backend '{}' says it has {} but refused it: {}", backend.name(), backends::to_string(e.op), e.what());
         else
           not_applicable = e.what();

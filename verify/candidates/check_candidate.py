@@ -13,6 +13,7 @@ the JUnit file names each failed claim in a <failure>.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,6 +27,7 @@ def main():
     ap.add_argument("--fail", nargs="*", default=[])
     ap.add_argument("--reason", nargs="*", default=[])
     ap.add_argument("--root", required=True)
+    ap.add_argument("--keep-json", help="also copy the audit's JSON here (for the conformance matrix test)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         report, junit = os.path.join(tmp, "audit.json"), os.path.join(tmp, "audit.xml")
@@ -38,7 +40,10 @@ def main():
         if not os.path.exists(report):
             print(f"no report (exit status {run.returncode}):\n{run.stdout[-2000:]}{run.stderr[-2000:]}", file=sys.stderr)
             return 1
-        r = json.load(open(report))
+        with open(report) as f:
+            r = json.load(f)
+        if a.keep_json:
+            shutil.copyfile(report, a.keep_json)
         cases = {t.get("name"): t for t in ET.parse(junit).getroot().iter("testcase")}
     claims = {c["id"]: c for lesson in r["lessons"] for c in lesson["claims"]}
     failed = sorted(i for i, c in claims.items() if c["status"] == "failed")
