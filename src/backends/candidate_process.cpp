@@ -86,6 +86,12 @@ void CandidateProcess::kill() {
   if (pid_ > 0) {
     ::kill(-pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
+    // The group's other members (python under sh, its children) are reaped by init, not us:
+    // wait, briefly, until none is left, so that nothing of it outlives this call.
+    for (int i = 0; i < 200 && ::kill(-pid_, 0) == 0; ++i) {
+      ::kill(-pid_, SIGKILL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     pid_ = -1;
   }
   if (to_child_ >= 0) close(to_child_);

@@ -54,6 +54,11 @@ def audit(candidate, *args, claims=CLAIMS, env=None):
                 r = json.load(f)
             run.claims = {c["id"]: c for lesson in r["lessons"] for c in lesson["claims"]}
         run.left_running = processes_with(token)
+        for _ in range(20):  # a killed process may take a moment to be reaped by init
+            if not run.left_running:
+                break
+            time.sleep(0.1)
+            run.left_running = processes_with(token)
     return run
 
 
