@@ -38,6 +38,8 @@ def load(path):
 def measured(claim):
     values = [c["measured"]["value"] if isinstance(c.get("measured"), dict) else c.get("measured")
               for c in claim.get("checks", []) if not c.get("not_applicable") and not c.get("error")]
+    if any(v is None or v in ("inf", "nan", "-inf") for v in values):  # the audit writes ∞ and NaN as strings
+        return "∞ or NaN"
     values = [v for v in values if isinstance(v, (int, float))]
     if not values:
         return ""
