@@ -84,6 +84,14 @@ class Unsupported : public std::runtime_error {
   Op op;
 };
 
+/// A backend has the operation but lacks an option of it that has no Op of its own (a softcap, a
+/// sliding window; a candidate's "unsupported: ..."): the claim is not applicable, even though
+/// supports(op) is true.
+class UnsupportedOption : public Unsupported {
+ public:
+  using Unsupported::Unsupported;
+};
+
 template <class T>
 using Tensor4 = xt::xtensor<T, 4>;
 using Matrix = xt::xtensor<double, 2>;

@@ -1,4 +1,6 @@
 // lessons audit: the conformance audit; lessons accept: the review step for generated goldens.
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 
@@ -6,6 +8,7 @@
 
 #include <fmt/ranges.h>
 
+#include "backends/candidate_backend.hpp"
 #include "backends/registry.hpp"
 #include "cli/commands.hpp"
 #include "core/errors.hpp"
@@ -26,7 +29,8 @@ std::filesystem::path resolve_root(const std::string& root) {
 
 struct AuditArgs {
   std::vector<std::string> select;
-  std::string root, json, junit, backend = "plain";
+  std::string root, json, junit, backend = "plain", candidate;
+  double candidate_timeout = 60;
   bool update = false, verbose = false;
 };
 
@@ -35,7 +39,21 @@ void audit(const AuditArgs& args) {
   options.root = resolve_root(args.root);
   options.select = args.select;
   options.update = args.update;
-  options.backend = backends::find(args.backend);
+  if (!args.candidate.empty()) {
+    if (!(args.candidate_timeout > 0) || args.candidate_timeout > 86400)
+      throw InputError(fmt::format("--candidate-timeout {}: give a number of seconds above 0 (and at most a day)", args.candidate_timeout));
+    if (args.backend != "plain") throw InputError("--candidate and --backend: judge one implementation at a time");
+    backends::CandidateOptions co;
+    co.command = args.candidate;
+    co.timeout = std::chrono::milliseconds(std::llround(args.candidate_timeout * 1000));
+    try {
+      options.backend = std::make_shared<backends::CandidateBackend>(co);
+    } catch (const backends::CandidateError& e) {
+      throw InputError(fmt::format("--candidate: {}", e.what()));
+    }
+  } else {
+    options.backend = backends::find(args.backend);
+  }
   if (!options.backend) {
     std::vector<std::string> names;
     for (const auto& b : backends::shipped()) names.push_back(b->name());
@@ -47,6 +65,11 @@ void audit(const AuditArgs& args) {
       throw InputError(fmt::format("{}: its folder does not exist", path));
   const AuditReport report = run_audit(all_lessons(), options);
   print_report(std::cout, report, args.verbose);
+  if (const auto* c = dynamic_cast<const backends::CandidateBackend*>(options.backend.get())) {
+    const int requests = c->requests();
+    options.backend.reset();  // the last owner: stops the candidate and removes its temporary folder
+    fmt::print("-- candidate: {} requests sent; stopped\n", requests);
+  }
   if (!args.json.empty()) {
     write_file_atomically(args.json, report_json(report).dump(2) + "\n");
     fmt::print("JSON report: {}\n", std::filesystem::absolute(args.json).string());
@@ -116,6 +139,10 @@ void add_audit_command(CLI::App& app) {
   cmd->add_option("--root", args->root, "Checkout holding specs/ and reference_outputs/ (default: this repository)");
   cmd->add_option("--backend", args->backend, "The implementation to judge: every claim it can run (see lessons backends)")
       ->capture_default_str();
+  cmd->add_option("--candidate", args->candidate,
+                  "Judge an external implementation: a command speaking vl-candidate/1 (docs/candidates.md), "
+                  "e.g. 'python3 adapters/numpy_reference.py'");
+  cmd->add_option("--candidate-timeout", args->candidate_timeout, "Seconds the candidate may take per request")->capture_default_str();
   cmd->add_option("--json", args->json, "Write the full results as JSON to this file");
   cmd->add_option("--junit", args->junit, "Write JUnit XML (one test case per claim and listing) to this file");
   cmd->add_flag("--update", args->update, "Write <golden>.received beside each generated golden that differs");

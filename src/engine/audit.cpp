@@ -149,7 +149,9 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
       try {
         c.measured = check->run(ctx);
       } catch (const backends::Unsupported& e) {
-        if (backend.supports(e.op))
+        // A candidate that has the operation may still lack an option of it, in its own words
+        // ("unsupported: ...") or because vl-candidate/1 cannot carry it: not applicable.
+        if (backend.supports(e.op) && !dynamic_cast<const backends::UnsupportedOption*>(&e))
           c.error = fmt::format("backend '{}' says it has {} but refused it: {}", backend.name(), backends::to_string(e.op), e.what());
         else
           not_applicable = e.what();

@@ -35,6 +35,7 @@ void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
       const std::string tag = c.status == Status::passed           ? "PASS"
                               : c.status == Status::vacuous        ? "VACUOUS"
                               : c.status == Status::not_applicable ? "N/A"
+                              : c.status == Status::error          ? "ERROR"
                                                                    : "FAIL";
       fmt::print(out, "  {:<7} claim {:<40} measured {:>9}  tolerance {:<6} controls rejected {}/{}\n", tag, c.claim.id,
                  measured(c), c.claim.tolerance_text, n_rejected, n_controls);

@@ -55,6 +55,16 @@ std::vector<GradCase> grad_cases() {
     c.options.allowed = allowed;
     cases.push_back(c);
   }
+  {
+    // Every term a backward can drop counts here: grouped-query heads (dK, dV sum over the two
+    // query heads of each group), a scale that is not 1/√D, an additive mask.
+    numpy::Generator rng(23);
+    GradCase c{"GQA 4 query heads over 2 kv heads, scale 0.7, additive mask, Sq=3 Sk=4", draw4(rng, {1, 4, 3, 3}),
+               draw4(rng, {1, 2, 4, 3}), draw4(rng, {1, 2, 4, 2}), draw4(rng, {1, 4, 3, 2}), {}};
+    c.options.scale = 0.7;
+    c.options.bias = xt::xarray<double>(draw4(rng, {1, 1, 3, 4}));
+    cases.push_back(c);
+  }
   return cases;
 }
 
@@ -208,7 +218,8 @@ Measurement dropout_inference(const ModuleGradients& module, double tolerance) {
 
 // The backward's equations with one piece wrong; the forward is our kernel's.
 //   dV = Pᵀ dO,  dP = dO Vᵀ,  dS = P ⊙ (dP − rowsum(P ⊙ dP)),  dQ = scale · dS K,  dK = scale · dSᵀ Q
-enum class BackwardBug { no_jacobian_term, dp_passed_straight, scale_dropped, mask_ignored };
+//   with Hkv < Hq kv heads: dK, dV of kv head h / (Hq / Hkv) sum over its query heads
+enum class BackwardBug { no_jacobian_term, dp_passed_straight, scale_dropped, mask_ignored, group_not_summed };
 
 class BrokenBackward : public backends::Decorator {
  public:
@@ -230,15 +241,19 @@ class BrokenBackward : public backends::Decorator {
     if (bug_ == BackwardBug::mask_ignored) {
       o.causal = false;
       o.allowed.reset();
+      o.bias.reset();
     }
     o.return_weights = true;
     const auto fwd = base().attention(q, k, v, o);
     AttentionGradients<T, 4> g{xt::zeros<T>(q.shape()), xt::zeros<T>(k.shape()), xt::zeros<T>(v.shape())};
+    const std::size_t group = q.shape(1) / k.shape(1);
     for (std::size_t b = 0; b < q.shape(0); ++b)
       for (std::size_t h = 0; h < q.shape(1); ++h) {
-        const xt::xtensor<T, 2> p = xt::view(fwd.weights, b, h), qq = xt::view(q, b, h), kk = xt::view(k, b, h), vv = xt::view(v, b, h),
-                                dO = xt::view(d_out, b, h);
-        xt::view(g.dv, b, h) = matmul<T>(xt::transpose(p), dO);
+        const std::size_t kv = h / group;
+        if (bug_ == BackwardBug::group_not_summed && h % group != 0) continue;  // only the group's first query head
+        const xt::xtensor<T, 2> p = xt::view(fwd.weights, b, h), qq = xt::view(q, b, h), kk = xt::view(k, b, kv),
+                                vv = xt::view(v, b, kv), dO = xt::view(d_out, b, h);
+        xt::view(g.dv, b, kv) += matmul<T>(xt::transpose(p), dO);
         const xt::xtensor<T, 2> dp = matmul<T>(dO, xt::transpose(vv));
         xt::xtensor<T, 2> ds;
         switch (bug_) {
@@ -248,7 +263,7 @@ class BrokenBackward : public backends::Decorator {
         }
         const T s = bug_ == BackwardBug::scale_dropped ? T(1) : scale;
         xt::view(g.dq, b, h) = s * matmul<T>(ds, kk);
-        xt::view(g.dk, b, h) = s * matmul<T>(xt::transpose(ds), qq);
+        xt::view(g.dk, b, kv) += s * matmul<T>(xt::transpose(ds), qq);
       }
     return g;
   }
@@ -281,19 +296,21 @@ std::vector<ClaimCheck> gradient_checks() {
       {"backward without the Jacobian term (dS = P ⊙ dP)", BackwardBug::no_jacobian_term},
       {"dP passed straight to the scores (dS = dP)", BackwardBug::dp_passed_straight},
       {"scale removed from dQ, dK", BackwardBug::scale_dropped},
-      {"mask ignored in the backward", BackwardBug::mask_ignored}};
-  std::vector<NegativeControl> all_bugs, unmasked_bugs;
+      {"mask ignored in the backward", BackwardBug::mask_ignored},
+      {"GQA: dK, dV from the first query head of each group only", BackwardBug::group_not_summed}};
+  std::vector<NegativeControl> all_bugs, one_head_per_kv_bugs, unmasked_bugs;  // only backward-fd has grouped heads
   for (const auto& [name, bug] : bugs) {
     const auto backend = std::make_shared<BrokenBackward>(bug, name);
     all_bugs.push_back(broken_backend(name, backend));
-    if (bug != BackwardBug::mask_ignored) unmasked_bugs.push_back(broken_backend(name, backend));  // the fixture has no mask
+    if (bug != BackwardBug::group_not_summed) one_head_per_kv_bugs.push_back(broken_backend(name, backend));
+    if (bug != BackwardBug::mask_ignored && bug != BackwardBug::group_not_summed) unmasked_bugs.push_back(broken_backend(name, backend));  // the fixture has no mask
   }
   const CheckFn dropout_ours = [](const CheckContext& ctx) { return dropout_inference(our_module_gradients, ctx.tolerance); };
   const CheckFn dropout_scaled = [](const CheckContext& ctx) { return dropout_inference(module_scaling_at_inference, ctx.tolerance); };
   return {
-      {"attention.backward-fd", "dQ, dK, dV vs central differences, 3 float64 cases (plain, causal, mask)", backward_finite_differences,
+      {"attention.backward-fd", "dQ, dK, dV vs central differences, 4 float64 cases (plain, causal, mask; GQA, scale, additive mask)", backward_finite_differences,
        all_bugs},
-      {"attention.backward-matches-torch", "dQ, dK, dV vs torch autograd (causal)", backward_matches_torch, all_bugs},
+      {"attention.backward-matches-torch", "dQ, dK, dV vs torch autograd (causal)", backward_matches_torch, one_head_per_kv_bugs},
       {"attention.fixture-gradient", "seed 002: 36 gradient entries vs central differences in float32", fixture_gradient_float32,
        unmasked_bugs},
       {"attention.dropout-inference", "seed 002: gradients with dropout 0.1/0.5/0.9 vs 0", dropout_ours,

@@ -15,6 +15,7 @@
 #include "kernels/multi_head_attention.hpp"
 #include "lessons/attention.hpp"
 #include "lessons/attention_common.hpp"
+#include "numeric/npy.hpp"
 #include "numeric/torch_mha_init.hpp"
 #include "numeric/torch_random.hpp"
 
@@ -82,12 +83,43 @@ Measurement mha_matches_torch(const CheckContext& ctx) {
   const MhaResult<double, 2> r = backends::multi_head_attention_2d(ctx.backend, in.x, in.x, in.x, in.p, 4);
   const double o = max_diff(r.output, golden("heads.out_torch.npy"));
   const double w = max_diff(r.weights, golden("heads.w_torch.npy"));
-  const double worst = std::max({params, o, w});
+  // torch initialises both biases to zero, so the case above cannot see a candidate that drops
+  // them: torch's cross-attention case (masking_goldens.py) has non-zero biases, batch 2, a bool
+  // attn_mask with a key_padding_mask, and an additive float mask.
+  auto cross = [&](const char* name) { return npy::load_double(ctx.goldens / "masking" / fmt::format("mha_cross.{}.npy", name)); };
+  const MhaParameters<double> p{cross("in_proj_weight"), cross("in_proj_bias"), cross("out_proj_weight"), cross("out_proj_bias")};
+  const xt::xtensor<double, 3> query = cross("query"), kv = cross("kv");
+  const std::size_t heads = 4;
+  MhaOptions<double> masked;
+  masked.attn_mask = xt::xarray<bool>(xt::not_equal(cross("blocked"), 0.0));
+  masked.key_padding_mask = xt::xarray<bool>(xt::not_equal(cross("padding"), 0.0));
+  MhaOptions<double> additive;
+  additive.attn_bias = cross("additive");
+  const auto rb = ctx.backend.multi_head_attention(query, kv, kv, p, heads, masked);
+  const auto ra = ctx.backend.multi_head_attention(query, kv, kv, p, heads, additive);
+  const double biased = std::max({max_diff(rb.output, cross("out_bool")), max_diff(rb.weights, cross("weights_bool")),
+                                  max_diff(ra.output, cross("out_additive")), max_diff(ra.weights, cross("weights_additive"))});
+  const double worst = std::max({params, o, w, biased});
   return {worst, worst <= ctx.tolerance && params == 0,
           fmt::format("nn.MultiheadAttention(16, 4), n=6: output {:.2e}, per-head weights {:.2e}; parameters and input "
-                      "from our torch streams vs torch's: {:.2e} (must be 0)",
-                      o, w, params)};
+                      "from our torch streams vs torch's: {:.2e} (must be 0); with non-zero biases, batch 2, "
+                      "cross-attention 3 × 5, {} heads, bool + padding masks and an additive mask: {:.2e}",
+                      o, w, params, heads, biased)};
 }
+
+// nn.MultiheadAttention with its in- and out-projection biases dropped (torch's initial zeros).
+class MhaBiasesDropped : public backends::Decorator {
+ public:
+  MhaBiasesDropped() : Decorator(backends::plain(), "multi-head biases dropped") {}
+  MhaResult<double, 3> multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
+                                            const xt::xtensor<double, 3>& value, const MhaParameters<double>& p, std::size_t heads,
+                                            const MhaOptions<double>& o) const override {
+    MhaParameters<double> unbiased = p;
+    unbiased.in_proj_bias.fill(0);
+    unbiased.out_proj_bias.fill(0);
+    return base().multi_head_attention(query, key, value, unbiased, heads, o);
+  }
+};
 
 // nn.MultiheadAttention composed by hand with one bug: heads reading interleaved columns (head
 // h takes h, h + H, h + 2H, ...: a (S, dh, H) reshape in place of (S, H, dh)), or the 1/√dh
@@ -235,7 +267,8 @@ std::vector<ClaimCheck> heads_checks() {
       {"attention.mha-matches-torch", "nn.MultiheadAttention(16, 4): parameters, output, per-head weights", mha_matches_torch,
        {broken_backend("heads sliced wrongly (interleaved columns)",
                        std::make_shared<MhaComposed>(true, std::nullopt, "heads sliced wrongly")),
-        broken_backend("scale removed", std::make_shared<MhaComposed>(false, 1.0, "multi-head scale removed"))}},
+        broken_backend("scale removed", std::make_shared<MhaComposed>(false, 1.0, "multi-head scale removed")),
+        broken_backend("in- and out-projection biases dropped", std::make_shared<MhaBiasesDropped>())}},
       {"attention.parameter-count", "nn.MultiheadAttention parameters, d = 16, 64, 512, h = 1 … 16", on(parameter_count, {}),
        {broken_code("a full-size attention per head", on(parameter_count, parameters_per_head()))}},
       {"attention.config-checked", "bad d_model/heads, dropout and shapes refused with a clear message", on(config_checked, {}),

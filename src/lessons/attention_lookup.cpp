@@ -219,6 +219,24 @@ Measurement matches_torch(const CheckContext& ctx) {
     worst = std::max({worst, o, w});
     parts.push_back(fmt::format("{}: output {:.2e}, weights {:.2e}", c.name, o, w));
   }
+  {
+    // A case where no option is inert (the cases above keep scale = 1/√D, one kv head per query
+    // head, no additive mask, no softcap): a candidate that drops any of them fails here.
+    numpy::Generator rng(14);
+    const Tensor4<double> q = draw4(rng, {1, 4, 4, 5}), k = draw4(rng, {1, 2, 6, 5}), v = draw4(rng, {1, 2, 6, 3});
+    AttentionOptions<double> o;
+    o.bias = xt::xarray<double>(rng.standard_normal(4, 6));
+    o.scale = 0.3;
+    o.softcap = 5.0;
+    o.causal = true;
+    o.alignment = CausalAlignment::bottom_right;
+    const auto r = ctx.backend.attention(q, k, v, with_weights(o));
+    const double out = max_diff(r.output, load_golden(ctx.goldens, "sdpa_gqa.out.npy"));
+    const double w = max_diff(r.weights, load_golden(ctx.goldens, "sdpa_gqa.w.npy"));
+    worst = std::max({worst, out, w});
+    parts.push_back(fmt::format("GQA 4 query heads over 2, scale 0.3, softcap 5, additive mask, bottom-right causal 4 × 6: "
+                                "output {:.2e}, weights {:.2e}", out, w));
+  }
   return {worst, worst <= ctx.tolerance, fmt::format("max |ours − torch| {:.2e}; {}", worst, fmt::join(parts, "; "))};
 }
 
@@ -295,6 +313,39 @@ class ScaleRemoved : public backends::Decorator {
   }
 };
 
+// One option of the attention dropped, or grouped-query heads read in the wrong order: the terms
+// only matches-torch's fifth case makes count.
+enum class OptionBug { explicit_scale_ignored, additive_mask_ignored, softcap_ignored, groups_interleaved };
+
+class OptionDropped : public backends::Decorator {
+ public:
+  OptionDropped(OptionBug bug, const std::string& name) : Decorator(backends::plain(), name), bug_(bug) {}
+  using Decorator::attention;
+  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                       const AttentionOptions<double>& o) const override {
+    AttentionOptions<double> broken = o;
+    switch (bug_) {
+      case OptionBug::explicit_scale_ignored: broken.scale.reset(); break;
+      case OptionBug::additive_mask_ignored: broken.bias.reset(); break;
+      case OptionBug::softcap_ignored: broken.softcap = 0; break;
+      case OptionBug::groups_interleaved: {  // query head h reads kv head h mod Hkv, not h / (Hq / Hkv)
+        const std::size_t hq = q.shape(1), hkv = k.shape(1);
+        Tensor4<double> kk = xt::zeros<double>({k.shape(0), hq, k.shape(2), k.shape(3)});
+        Tensor4<double> vv = xt::zeros<double>({v.shape(0), hq, v.shape(2), v.shape(3)});
+        for (std::size_t h = 0; h < hq; ++h) {
+          xt::view(kk, xt::all(), h) = xt::view(k, xt::all(), h % hkv);
+          xt::view(vv, xt::all(), h) = xt::view(v, xt::all(), h % hkv);
+        }
+        return base().attention(q, kk, vv, broken);
+      }
+    }
+    return base().attention(q, k, v, broken);
+  }
+
+ private:
+  OptionBug bug_;
+};
+
 }  // namespace
 
 std::vector<ClaimCheck> lookup_checks() {
@@ -308,9 +359,15 @@ std::vector<ClaimCheck> lookup_checks() {
         broken_backend("softmax not divided by the row sum", not_normalised)}},
       {"attention.convex-combination", "outputs within the visible values' min/max, 6 cases", convex_combination,
        {broken_backend("softmax not divided by the row sum", not_normalised), broken_backend("mask ignored", mask_ignored)}},
-      {"attention.matches-torch", "output and weights vs torch, 4 cases (listing 1, mask, causal, scores ~1e3)", matches_torch,
+      {"attention.matches-torch", "output and weights vs torch, 5 cases (listing 1, mask, causal, scores ~1e3; GQA, scale, softcap, additive mask)", matches_torch,
        {broken_backend("scale removed", scale_removed), broken_backend("mask ignored", mask_ignored),
-        broken_backend("softmax without the max subtraction", without_max)}},
+        broken_backend("softmax without the max subtraction", without_max),
+        broken_backend("explicit scale ignored (1/√D used)",
+                       std::make_shared<OptionDropped>(OptionBug::explicit_scale_ignored, "explicit scale ignored")),
+        broken_backend("additive mask ignored", std::make_shared<OptionDropped>(OptionBug::additive_mask_ignored, "additive mask ignored")),
+        broken_backend("softcap ignored", std::make_shared<OptionDropped>(OptionBug::softcap_ignored, "softcap ignored")),
+        broken_backend("query head h reads kv head h mod Hkv",
+                       std::make_shared<OptionDropped>(OptionBug::groups_interleaved, "grouped-query heads interleaved"))}},
   };
 }
 

@@ -318,9 +318,15 @@ Measurement fully_masked_row_zero(const CheckContext& ctx) {
           if (!none) continue;
           ++rows;
           double mag = 0;
+          bool nan = false;  // torch's softmax of an all −∞ row: said as NaN, measured as ∞
+          for (std::size_t j = 0; j < s[3]; ++j) nan = nan || std::isnan(r.weights(b, h, i, j));
+          for (std::size_t x = 0; x < r.output.shape(3); ++x) nan = nan || std::isnan(r.output(b, h, i, x));
           for (std::size_t j = 0; j < s[3]; ++j) mag = worse(mag, std::fabs(r.weights(b, h, i, j)));
           for (std::size_t x = 0; x < r.output.shape(3); ++x) mag = worse(mag, std::fabs(r.output(b, h, i, x)));
-          if (mag > worst) { worst = mag; where = fmt::format("{}, query {}: |weight| or |output| up to {:.3g}", what, i, mag); }
+          if (mag > worst)
+            where = nan ? fmt::format("{}, query {}: NaN weights or output", what, i)
+                        : fmt::format("{}, query {}: |weight| or |output| up to {:.3g}", what, i, mag);
+          worst = std::max(worst, mag);
         }
   };
   {

@@ -10,6 +10,9 @@
              output and per-head weights.
   sdpa_*     claim attention.matches-torch: batched heads with a boolean mask, a causal case,
              and scores around 1e3; inputs from default_rng(seed), outputs and weights by torch.
+  sdpa_gqa.* claim attention.matches-torch, the case where every option counts: grouped-query
+             heads (4 over 2), scale 0.3, softcap 5, an additive float mask, a bottom-right causal
+             mask with Sq = 4 < Sk = 6; written in torch ops (repeat_interleave for the groups).
   grad_*     claim attention.backward: dQ, dK, dV by torch autograd (causal, two heads).
 
 Run: /usr/bin/python3 verify/reference/attention_goldens.py
@@ -122,6 +125,22 @@ def sdpa_cases(libs):
         save(f"{name}.w", w, seed, f"claim attention.matches-torch, case {kind}: weights by torch (float64)", libs)
 
 
+def sdpa_gqa(libs):
+    seed = 14
+    rng = np.random.default_rng(seed)
+    q, k, v = rng.standard_normal((1, 4, 4, 5)), rng.standard_normal((1, 2, 6, 5)), rng.standard_normal((1, 2, 6, 3))
+    bias = rng.standard_normal((4, 6))
+    tq, tk, tv = (torch.from_numpy(a) for a in (q, k, v))
+    tk, tv = tk.repeat_interleave(2, dim=1), tv.repeat_interleave(2, dim=1)  # query head h reads kv head h // 2
+    s = 0.3 * (tq @ tk.transpose(-1, -2))
+    s = 5.0 * torch.tanh(s / 5.0) + torch.from_numpy(bias)
+    future = torch.arange(6)[None, :] > torch.arange(4)[:, None] + 2  # bottom-right: query i sees j <= i + Sk - Sq
+    w = torch.softmax(s.masked_fill(future, float("-inf")), dim=-1)
+    note = "claim attention.matches-torch, GQA 4/2 heads, scale 0.3, softcap 5, additive mask, bottom-right causal"
+    save("sdpa_gqa.out", (w @ tv).numpy(), seed, note + ": output by torch (float64)", libs)
+    save("sdpa_gqa.w", w.numpy(), seed, note + ": weights by torch (float64)", libs)
+
+
 def gradients(libs):
     seed = 13
     rng = np.random.default_rng(seed)
@@ -146,6 +165,7 @@ def main():
     scale_table(libs)
     heads(libs)
     sdpa_cases(libs)
+    sdpa_gqa(libs)
     gradients(libs)
     for listing, note in (
             ("lookup", "listing 1 (soft dictionary lookup): its three printed lines"),

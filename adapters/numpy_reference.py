@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+"""A NumPy implementation of every vl-candidate/1 operation, written from the equations
+(docs/candidates.md), not from the suite's C++:
+
+    lessons audit --candidate 'python3 adapters/numpy_reference.py'
+
+attention            O = softmax(softcap(scale · Q Kᵀ) + M) V; query head h reads kv head h // (Hq/Hkv);
+                     a query with no visible key gets zero weights and a zero output (ONNX opset 24)
+mha                  torch.nn.MultiheadAttention(batch_first=True): project, split heads, attention
+                     with scale 1/√(d/H), merge, project out
+positional_encoding  PE[p, 2i] = sin(p / base^(2i/d)), PE[p, 2i+1] = cos(p / base^(2i/d))
+linear_attention     o_t = Σ_{j≤t} (φq_t·φk_j) v_j / Σ_{j≤t} φq_t·φk_j, as a table, a recurrence or chunks
+attention_backward   dV = Wᵀ dO, dW = dO Vᵀ, dS = W ⊙ (dW − rowsum(dW ⊙ W)), dQ = scale dS K, dK = scale dSᵀ Q
+                     (through the softcap's derivative), dK, dV summed over the query heads of a group
+
+Arithmetic is in the inputs' dtype (float32 stays float32).
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vl_candidate import Unsupported, serve  # noqa: E402
+
+
+def visible(attrs, sq, sk, mask):
+    """Boolean (…, Sq, Sk): which keys each query may see (causal, bool mask); None = all."""
+    allowed = None
+    if attrs.get("causal"):
+        offset = sk - sq if attrs.get("alignment", "top_left") == "bottom_right" else 0
+        allowed = np.arange(sk)[None, :] <= np.arange(sq)[:, None] + offset
+    if mask is not None and mask.dtype == np.bool_:
+        allowed = mask if allowed is None else (allowed & mask)
+    return allowed
+
+
+def scores(q, k, attrs, mask):
+    """S = softcap(scale · Q Kᵀ) + M with hidden keys at −∞, and the softcap's tanh (for the backward)."""
+    d = q.shape[-1]
+    scale = attrs.get("scale")
+    scale = q.dtype.type(1 / np.sqrt(d) if scale is None else scale)
+    s = scale * (q @ np.swapaxes(k, -1, -2))
+    cap = attrs.get("softcap", 0) or 0
+    t = None
+    if cap > 0:
+        t = np.tanh(s / q.dtype.type(cap))
+        s = q.dtype.type(cap) * t
+    if mask is not None and mask.dtype != np.bool_:
+        s = s + mask.astype(q.dtype)
+    allowed = visible(attrs, q.shape[-2], k.shape[-2], mask)
+    if allowed is not None:
+        s = np.where(allowed, s, q.dtype.type(-np.inf))
+    return s, scale, t
+
+
+def softmax_rows(s):
+    """Row softmax; a row with every score −∞ gets zero weights (no key to attend)."""
+    m = np.max(s, axis=-1, keepdims=True)
+    empty = np.isneginf(m)
+    e = np.exp(s - np.where(empty, 0, m))
+    e = np.where(empty, 0, e)
+    z = np.sum(e, axis=-1, keepdims=True)
+    return e / np.where(z == 0, 1, z)
+
+
+def repeat_groups(x, hq):
+    hkv = x.shape[1]
+    if hq % hkv:
+        raise ValueError(f"{hq} query heads are not a multiple of {hkv} kv heads")
+    return np.repeat(x, hq // hkv, axis=1)
+
+
+def attention(inputs, attrs, wanted):
+    q, mask = inputs["q"], inputs.get("mask")
+    k, v = repeat_groups(inputs["k"], q.shape[1]), repeat_groups(inputs["v"], q.shape[1])
+    w = softmax_rows(scores(q, k, attrs, mask)[0])
+    return {"y": w @ v, "weights": w}
+
+
+def attention_backward(inputs, attrs, wanted):
+    q, d_out, mask = inputs["q"], inputs["d_out"], inputs.get("mask")
+    hq, hkv = q.shape[1], inputs["k"].shape[1]
+    k, v = repeat_groups(inputs["k"], hq), repeat_groups(inputs["v"], hq)
+    s, scale, t = scores(q, k, attrs, mask)
+    w = softmax_rows(s)
+    dv = np.swapaxes(w, -1, -2) @ d_out
+    dw = d_out @ np.swapaxes(v, -1, -2)
+    ds = w * (dw - np.sum(dw * w, axis=-1, keepdims=True))
+    if t is not None:
+        ds = ds * (1 - t * t)  # d/dx cap·tanh(x/cap) = 1 − tanh²
+    dq = scale * (ds @ k)
+    dk = scale * (np.swapaxes(ds, -1, -2) @ q)
+    b, g = q.shape[0], hq // hkv
+    fold = lambda x: x.reshape(b, hkv, g, *x.shape[2:]).sum(axis=2)  # a kv head serves g query heads
+    return {"dq": dq, "dk": fold(dk), "dv": fold(dv)}
+
+
+def mha(inputs, attrs, wanted):
+    x_q, x_k, x_v = inputs["query"], inputs["key"], inputs["value"]
+    w_in, b_in = inputs["in_proj_weight"], inputs["in_proj_bias"]
+    b, sq, d = x_q.shape
+    sk, h = x_k.shape[1], int(attrs["num_heads"])
+    if d % h:
+        raise ValueError(f"embed dim {d} is not divisible by {h} heads")
+    dh = d // h
+
+    def heads(x, i, s):  # (B, S, d) → (B, H, S, d/H) of projection i (0 q, 1 k, 2 v)
+        y = x @ w_in[i * d:(i + 1) * d].T + b_in[i * d:(i + 1) * d]
+        return y.reshape(b, s, h, dh).transpose(0, 2, 1, 3)
+
+    q, k, v = heads(x_q, 0, sq), heads(x_k, 1, sk), heads(x_v, 2, sk)
+    s = (q @ np.swapaxes(k, -1, -2)) / np.sqrt(dh)
+    blocked = np.zeros((b, 1, sq, sk), dtype=bool)
+    am = inputs.get("attn_mask")
+    if am is not None:
+        am = am.reshape(b, h, sq, sk) if am.ndim == 3 else am
+        if am.dtype == np.bool_:
+            blocked = blocked | am
+        else:
+            s = s + am
+    kpm = inputs.get("key_padding_mask")
+    if kpm is not None:
+        blocked = blocked | kpm.astype(bool)[:, None, None, :]
+    if attrs.get("causal"):
+        blocked = blocked | (np.arange(sk)[None, :] > np.arange(sq)[:, None])
+    w = softmax_rows(np.where(blocked, -np.inf, s))
+    o = (w @ v).transpose(0, 2, 1, 3).reshape(b, sq, d)
+    return {"y": o @ inputs["out_proj_weight"].T + inputs["out_proj_bias"], "weights": w}
+
+
+def positional_encoding(inputs, attrs, wanted):
+    d, base = int(attrs["dim"]), float(attrs.get("base", 10000))
+    pos = np.asarray(attrs.get("positions", range(int(attrs["length"]))), dtype=np.float64)
+    pe = np.zeros((pos.size, d))
+    i = np.arange(0, d, 2)
+    angle = pos[:, None] / base ** (i / d)
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle[:, : d // 2])
+    return {"pe": pe}
+
+
+def linear_attention(inputs, attrs, wanted):
+    pq, pk, v = inputs["phi_q"], inputs["phi_k"], inputs["v"]
+    n = pq.shape[0]
+    form = attrs.get("form", "parallel")
+    if form == "parallel":
+        a = np.tril(pq @ pk.T)
+        return {"y": (a @ v) / a.sum(axis=1, keepdims=True)}
+    if form == "recurrent":
+        state, z, y = np.zeros((pk.shape[1], v.shape[1])), np.zeros(pk.shape[1]), np.zeros((n, v.shape[1]))
+        for t in range(n):
+            state += np.outer(pk[t], v[t])
+            z += pk[t]
+            y[t] = (pq[t] @ state) / (pq[t] @ z)
+        return {"y": y}
+    if form == "chunked":
+        c = int(attrs.get("chunk") or 0)
+        if c <= 0:
+            raise ValueError(f"chunk {c}: must be positive")
+        state, z, y = np.zeros((pk.shape[1], v.shape[1])), np.zeros(pk.shape[1]), np.zeros((n, v.shape[1]))
+        for s in range(0, n, c):
+            e = min(s + c, n)
+            a = np.tril(pq[s:e] @ pk[s:e].T)
+            y[s:e] = (pq[s:e] @ state + a @ v[s:e]) / (pq[s:e] @ z + a.sum(axis=1))[:, None]
+            state += pk[s:e].T @ v[s:e]
+            z += pk[s:e].sum(axis=0)
+        return {"y": y}
+    raise Unsupported(f"form {form!r}")
+
+
+if __name__ == "__main__":
+    serve("numpy-reference", {
+        "attention": attention,
+        "attention_backward": attention_backward,
+        "mha": mha,
+        "positional_encoding": positional_encoding,
+        "linear_attention": linear_attention,
+    })

@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+"""PyTorch as a vl-candidate/1 candidate (docs/candidates.md):
+
+    lessons audit --candidate 'python3 adapters/torch_reference.py'
+
+attention            the math with torch ops and F.softmax (as most model code writes it): query
+                     head h reads kv head h // (Hq/Hkv) (repeat_interleave); hidden keys are −∞
+                     before the softmax, so a query with every key hidden gets NaN (torch's softmax
+                     of an all −∞ row), not the lesson's zero row: the audit reports that departure
+mha                  torch.nn.MultiheadAttention(batch_first=True) itself, its parameters loaded
+                     from the request, per-head weights (average_attn_weights=False)
+attention_backward   autograd through the same forward (dK, dV summed over a group by autograd)
+positional_encoding  the sinusoidal table with torch ops
+linear_attention     the table, the recurrence and the chunked form with torch ops
+
+Every request is computed in the inputs' dtype on the CPU, with one thread.
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vl_candidate import Unsupported, serve  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+def t(a):
+    return torch.from_numpy(np.ascontiguousarray(a))
+
+
+def forward(q, k, v, attrs, mask):
+    hq, hkv = q.shape[1], k.shape[1]
+    if hq % hkv:
+        raise ValueError(f"{hq} query heads are not a multiple of {hkv} kv heads")
+    k, v = k.repeat_interleave(hq // hkv, dim=1), v.repeat_interleave(hq // hkv, dim=1)
+    scale = attrs.get("scale")
+    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
+    s = scale * (q @ k.transpose(-1, -2))
+    cap = attrs.get("softcap", 0) or 0
+    if cap > 0:
+        s = cap * torch.tanh(s / cap)
+    sq, sk = q.shape[-2], k.shape[-2]
+    if mask is not None and mask.dtype != torch.bool:
+        s = s + mask.to(q.dtype)
+    elif mask is not None:
+        s = s.masked_fill(~mask, float("-inf"))
+    if attrs.get("causal"):
+        offset = sk - sq if attrs.get("alignment", "top_left") == "bottom_right" else 0
+        future = torch.arange(sk)[None, :] > torch.arange(sq)[:, None] + offset
+        s = s.masked_fill(future, float("-inf"))
+    w = F.softmax(s, dim=-1)
+    return w @ v, w
+
+
+def attention(inputs, attrs, wanted):
+    mask = inputs.get("mask")
+    y, w = forward(t(inputs["q"]), t(inputs["k"]), t(inputs["v"]), attrs, None if mask is None else t(mask))
+    return {"y": y.numpy(), "weights": w.numpy()}
+
+
+def attention_backward(inputs, attrs, wanted):
+    q, k, v = (t(inputs[n]).requires_grad_(True) for n in ("q", "k", "v"))
+    mask = inputs.get("mask")
+    y, _ = forward(q, k, v, attrs, None if mask is None else t(mask))
+    dq, dk, dv = torch.autograd.grad(y, (q, k, v), t(inputs["d_out"]))
+    return {"dq": dq.numpy(), "dk": dk.numpy(), "dv": dv.numpy()}
+
+
+def mha(inputs, attrs, wanted):
+    query = t(inputs["query"])
+    d, h = query.shape[-1], int(attrs["num_heads"])
+    m = torch.nn.MultiheadAttention(d, h, batch_first=True, dtype=query.dtype)
+    with torch.no_grad():
+        for name in ("in_proj_weight", "in_proj_bias"):
+            getattr(m, name).copy_(t(inputs[name]))
+        m.out_proj.weight.copy_(t(inputs["out_proj_weight"]))
+        m.out_proj.bias.copy_(t(inputs["out_proj_bias"]))
+    sq, sk = query.shape[1], inputs["key"].shape[1]
+    am = inputs.get("attn_mask")
+    am = None if am is None else t(am)
+    kpm = inputs.get("key_padding_mask")
+    kpm = None if kpm is None else t(kpm)
+    if attrs.get("causal"):
+        future = torch.triu(torch.ones(sq, sk, dtype=torch.bool), diagonal=1)
+        am = future if am is None else (am | future if am.dtype == torch.bool else am.masked_fill(future, float("-inf")))
+    if am is not None and am.dtype != torch.bool and kpm is not None:  # one kind of mask, as torch prefers
+        kpm = torch.zeros(kpm.shape, dtype=query.dtype).masked_fill(kpm, float("-inf"))
+    with torch.no_grad():
+        y, w = m(query, t(inputs["key"]), t(inputs["value"]), attn_mask=am, key_padding_mask=kpm,
+                 need_weights="weights" in wanted, average_attn_weights=False)
+    out = {"y": y.numpy()}
+    if w is not None:
+        out["weights"] = w.numpy()
+    return out
+
+
+def positional_encoding(inputs, attrs, wanted):
+    d, base = int(attrs["dim"]), float(attrs.get("base", 10000))
+    pos = torch.tensor(attrs.get("positions", list(range(int(attrs["length"])))), dtype=torch.float64)
+    i = torch.arange(0, d, 2, dtype=torch.float64)
+    angle = pos[:, None] / base ** (i / d)
+    pe = torch.zeros(pos.numel(), d, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(angle)
+    pe[:, 1::2] = torch.cos(angle[:, : d // 2])
+    return {"pe": pe.numpy()}
+
+
+def linear_attention(inputs, attrs, wanted):
+    pq, pk, v = t(inputs["phi_q"]), t(inputs["phi_k"]), t(inputs["v"])
+    n, form = pq.shape[0], attrs.get("form", "parallel")
+    if form == "parallel":
+        a = torch.tril(pq @ pk.T)
+        return {"y": ((a @ v) / a.sum(dim=1, keepdim=True)).numpy()}
+    if form not in ("recurrent", "chunked"):
+        raise Unsupported(f"form {form!r}")
+    c = 1 if form == "recurrent" else int(attrs.get("chunk") or 0)
+    if c <= 0:
+        raise ValueError(f"chunk {c}: must be positive")
+    state = torch.zeros(pk.shape[1], v.shape[1], dtype=v.dtype)
+    z = torch.zeros(pk.shape[1], dtype=v.dtype)
+    y = torch.zeros(n, v.shape[1], dtype=v.dtype)
+    for s in range(0, n, c):
+        e = min(s + c, n)
+        a = torch.tril(pq[s:e] @ pk[s:e].T)
+        y[s:e] = (pq[s:e] @ state + a @ v[s:e]) / (pq[s:e] @ z + a.sum(dim=1))[:, None]
+        state += pk[s:e].T @ v[s:e]
+        z += pk[s:e].sum(dim=0)
+    return {"y": y.numpy()}
+
+
+if __name__ == "__main__":
+    serve("torch-" + torch.__version__, {
+        "attention": attention,
+        "attention_backward": attention_backward,
+        "mha": mha,
+        "positional_encoding": positional_encoding,
+        "linear_attention": linear_attention,
+    })

@@ -1,0 +1,81 @@
+"""vl-candidate/1 from the candidate's side (docs/candidates.md): an adapter is a few functions.
+
+    from vl_candidate import serve, Unsupported
+
+    def attention(inputs, attrs, wanted):      # inputs: name -> numpy array (read from .npy)
+        ...                                    # attrs: the request's attrs; wanted: output names
+        return {"y": y, "weights": w}          # only the names in `wanted` are written
+
+    serve("my-attention", {"attention": attention})
+
+serve() answers the hello, then one reply line per request line until its stdin ends. Each output
+is written to the path the suite gave, as .npy, in the dtype of the request's first floating
+input (the protocol's rule), C order. Raise Unsupported("why") for an operation or an option you
+lack (the claim is then not applicable); any other exception is reported as an error, with its
+traceback on stderr (the suite shows the candidate's stderr on error). stdout carries the protocol
+only: print() in an adapter goes to stderr.
+"""
+import json
+import sys
+import traceback
+
+import numpy as np
+
+PROTOCOL = "vl-candidate/1"
+
+
+class Unsupported(Exception):
+    """The candidate lacks this operation or option: the claim is not applicable to it."""
+
+
+def _dtype_of(inputs):
+    for a in inputs.values():
+        if a.dtype.kind == "f":
+            return a.dtype
+    return np.dtype(np.float64)
+
+
+def _answer(request, ops):
+    rid = request.get("id")
+    op = request.get("op")
+    if op == "hello":
+        if request.get("protocol") != PROTOCOL:
+            return {"id": rid, "ok": False, "error": f"protocol {request.get('protocol')!r}: this adapter speaks {PROTOCOL}"}
+        return None  # answered by serve(), which knows the name
+    if op not in ops:
+        return {"id": rid, "ok": False, "error": f"unsupported: no operation {op!r}"}
+    inputs = {name: np.load(path, allow_pickle=False) for name, path in request.get("inputs", {}).items()}
+    outputs = request.get("outputs", {})
+    try:
+        produced = ops[op](inputs, request.get("attrs", {}), set(outputs))
+    except Unsupported as e:
+        return {"id": rid, "ok": False, "error": f"unsupported: {e}"}
+    dtype = _dtype_of(inputs)
+    for name, path in outputs.items():
+        if name not in produced:
+            return {"id": rid, "ok": False, "error": f"the adapter produced no output {name!r}"}
+        np.save(path, np.ascontiguousarray(np.asarray(produced[name]), dtype=dtype), allow_pickle=False)
+    return {"id": rid, "ok": True}
+
+
+def serve(name, ops):
+    """Answer vl-candidate/1 requests on stdin until it ends. ops: request op -> function."""
+    out = sys.stdout
+    sys.stdout = sys.stderr  # print() in an adapter must not corrupt the protocol
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+        except json.JSONDecodeError as e:
+            reply = {"id": None, "ok": False, "error": f"not JSON: {e}"}
+        else:
+            try:
+                reply = _answer(request, ops)
+                if reply is None:
+                    reply = {"id": request.get("id"), "ok": True, "name": name, "ops": sorted(ops)}
+            except Exception as e:  # reported to the suite, never a silent pass
+                traceback.print_exc(file=sys.stderr)
+                reply = {"id": request.get("id"), "ok": False, "error": f"{type(e).__name__}: {e}"}
+        out.write(json.dumps(reply) + "\n")
+        out.flush()

@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""The conformance matrix: audit JSONs (`lessons audit ... --json F`) → one Markdown page of
+implementations × claims, each cell the verdict with the measured value, then each departure
+in words (the claim, the implementation, the check's own account of the failing input).
+
+    docs/conformance_matrix.py plain.json fused.json numpy.json torch.json --out docs/pages/conformance.md
+
+An implementation is named by the audit's provenance (the backend's name). Only claims about the
+computation are rows (claims about our own code run on our backends only; docs/candidates.md).
+Exit status 2, naming the file, on a missing or malformed JSON.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+VERDICT = {"passed": "PASS", "failed": "FAIL", "not applicable": "N/A", "error": "ERROR",
+           "vacuous": "VACUOUS", "untested": "UNTESTED"}
+
+
+def die(message):
+    print(f"conformance_matrix: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            r = json.load(f)
+        name = r["provenance"]["backend"].split(" (", 1)[0]
+        claims = {c["id"]: c for lesson in r["lessons"] for c in lesson["claims"]}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        die(f"{path}: not an audit JSON ({type(e).__name__}: {e})")
+    return name, claims, r["provenance"]
+
+
+def measured(claim):
+    values = [c["measured"]["value"] if isinstance(c.get("measured"), dict) else c.get("measured")
+              for c in claim.get("checks", []) if not c.get("not_applicable") and not c.get("error")]
+    if any(v is None or v in ("inf", "nan", "-inf") for v in values):  # the audit writes ∞ and NaN as strings
+        return "∞ or NaN"
+    values = [v for v in values if isinstance(v, (int, float))]
+    if not values:
+        return ""
+    v = max(values)
+    return "∞ or NaN" if math.isinf(v) else f"{v:.2g}"
+
+
+def cell(claim):
+    if claim is None:
+        return "—"
+    verdict = VERDICT.get(claim["status"], claim["status"])
+    m = measured(claim) if claim["status"] in ("passed", "failed") else ""
+    return f"{verdict} {m}".strip()
+
+
+def escape(text):
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def page(audits):
+    order, statements, tolerances = [], {}, {}
+    for _, claims, _ in audits:
+        for cid, c in claims.items():
+            if c.get("subject") == "our-code" or cid in statements:
+                continue
+            order.append(cid)
+            statements[cid] = c["statement"]
+            tolerances[cid] = c["tolerance"]
+    names = [name for name, _, _ in audits]
+    out = ["# Conformance matrix", "",
+           "Every claim about the computation, run against each implementation with the spec's tolerance "
+           "(`lessons audit --json`; `docs/candidates.md` says how to add yours). A cell is the verdict and the "
+           "check's measured value (compared with the tolerance); N/A: the implementation lacks the operation or "
+           "an option of it, or vl-candidate/1 cannot carry it.", "",
+           "| claim | tolerance | " + " | ".join(names) + " |",
+           "| --- | --- | " + " | ".join("---" for _ in names) + " |"]
+    for cid in order:
+        out.append(f"| `{cid}` | {tolerances[cid]} | " + " | ".join(cell(claims.get(cid)) for _, claims, _ in audits) + " |")
+    out += ["", "## Where an implementation departs from the lesson", ""]
+    any_departure = False
+    for name, claims, _ in audits:
+        for cid in order:
+            c = claims.get(cid)
+            if c and c["status"] not in ("passed", "not applicable"):
+                any_departure = True
+                out.append(f"- **{name}**, `{cid}` ({VERDICT.get(c['status'], c['status'])}): the claim says: "
+                           f"{escape(statements[cid])} The audit found: {escape(c['why'])}")
+    if not any_departure:
+        out.append("None: every applicable claim passed for every implementation.")
+    out += ["", "## Provenance", ""]
+    for name, _, p in audits:
+        out.append(f"- **{name}**: {escape(p.get('backend', ''))}; commit {p.get('commit', '?')}, {p.get('date', '?')}")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("audits", nargs="+", help="audit JSON files, one per implementation, in column order")
+    ap.add_argument("--out", required=True, help="the Markdown page to write (its folder must exist)")
+    a = ap.parse_args()
+    text = page([load(p) for p in a.audits])
+    folder = os.path.dirname(os.path.abspath(a.out))
+    if not os.path.isdir(folder):
+        die(f"--out {a.out}: its folder does not exist")
+    tmp = a.out + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, a.out)
+    print(f"conformance matrix: {a.out} ({len(a.audits)} implementations)")
+
+
+if __name__ == "__main__":
+    main()

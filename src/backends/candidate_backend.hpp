@@ -1,0 +1,102 @@
+#pragma once
+// Backend `candidate`: anyone's implementation, run as a separate program that speaks
+// vl-candidate/1 (docs/candidates.md): one JSON object per line on its stdin/stdout, arrays as
+// .npy files in a temporary folder we own. `lessons audit --candidate 'CMD ARGS'` judges it
+// with every claim about the computation.
+//
+//   operation (backend.hpp)     request op            what travels
+//   attention (+ weights)       attention             q k v [mask] → y [weights]
+//   attention_backward          attention_backward    q k v d_out [mask] → dq dk dv
+//   multi_head_attention        mha                   query key value in/out_proj_* [masks] → y [weights]
+//   positional_encoding         positional_encoding   attrs length, dim, base, positions → pe
+//   linear_parallel/recurrent/  linear_attention      phi_q phi_k v, attrs form, chunk → y
+//   chunked
+//
+// What can go wrong, and what the audit then says:
+//   the candidate replies "unsupported: ..."  → CandidateRefused (an Unsupported): not applicable
+//   an option vl-candidate/1 cannot carry     → CandidateRefused: not applicable
+//   (windows, KV lengths, score stages, storage rounding)
+//   any other error, garbage, a wrong id, a wrong output shape or dtype → CandidateError: ERROR
+//   it crashes                                → ERROR; restarted once; after a second crash or a
+//   it hangs past the timeout                   timeout nothing more is sent: every later call is an ERROR
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/backend.hpp"
+#include "backends/candidate_process.hpp"
+
+namespace vl::backends {
+
+/// The candidate said it lacks an operation or an option ("unsupported: ..."), or the protocol
+/// cannot carry the option: the claim is not applicable, even though the candidate has the
+/// operation itself.
+using CandidateRefused = UnsupportedOption;
+
+struct CandidateOptions {
+  std::string command;                         // a shell command line: "python3 adapters/numpy_reference.py"
+  std::chrono::milliseconds timeout{60'000};   // per request (the hello included)
+};
+
+class CandidateBackend : public Backend {
+ public:
+  /// Starts the command and shakes hands; throws CandidateError if it does not answer the hello.
+  explicit CandidateBackend(CandidateOptions options);
+  ~CandidateBackend() override;  // stops the candidate, removes the temporary folder
+
+  std::string name() const override { return name_; }
+  std::string summary() const override;
+  bool supports(Op op) const override;
+
+  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                       const AttentionOptions<double>& o) const override;
+  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                      const AttentionOptions<float>& o) const override;
+  AttentionGradients<double, 4> attention_backward(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                                   const Tensor4<double>& d_out, const AttentionOptions<double>& o) const override;
+  AttentionGradients<float, 4> attention_backward(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                                  const Tensor4<float>& d_out, const AttentionOptions<float>& o) const override;
+  MhaResult<double, 3> multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
+                                            const xt::xtensor<double, 3>& value, const MhaParameters<double>& p, std::size_t heads,
+                                            const MhaOptions<double>& o) const override;
+  Matrix positional_encoding(const std::vector<double>& positions, std::size_t d) const override;
+  Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
+  Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
+  Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
+
+  /// Requests sent so far (the hello aside), for the report.
+  int requests() const { return next_id_ - 1; }
+
+  /// One request in flight: its input files written, its reply checked (candidate_backend.cpp).
+  class Request;
+
+ private:
+  friend class Request;
+  void start() const;                      // (re)start the process and shake hands
+  bool supports_request(const std::string& op) const;  // the hello listed this request op
+  std::string stderr_tail() const;         // the end of the candidate's log, for error messages
+  template <class T>
+  AttentionResult<T, 4> attention_impl(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
+                                       const AttentionOptions<T>& o) const;
+  template <class T>
+  AttentionGradients<T, 4> backward_impl(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const Tensor4<T>& d_out,
+                                         const AttentionOptions<T>& o) const;
+  Matrix linear(const char* form, Op op, const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const;
+
+  CandidateOptions options_;
+  std::filesystem::path dir_;              // our temporary folder: requests' .npy files, the log
+  std::string name_ = "candidate";
+  std::set<std::string> ops_;              // what the hello listed
+  mutable std::mutex mutex_;
+  mutable std::unique_ptr<CandidateProcess> process_;
+  mutable int next_id_ = 1;
+  mutable int crashes_ = 0;
+  mutable std::string dead_;               // why nothing more is sent (empty while it may be used)
+};
+
+}  // namespace vl::backends

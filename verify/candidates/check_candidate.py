@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+"""One ctest: audit a candidate and require exactly the given claims to fail.
+
+    check_candidate.py LESSONS --root CHECKOUT CANDIDATE_COMMAND [--fail ID ...] [--reason ID=TEXT ...]
+
+Runs `LESSONS audit --candidate CANDIDATE_COMMAND --json F --junit G` over every lesson, then
+requires: the exit status is 1 if any claim must fail, else 0; the failed claims are exactly
+--fail (status "failed", never "error"); every other claim about the computation passed or is
+not applicable for the same reason as for the NumPy reference (no claim error, no vacuous
+check); every negative control was rejected; --reason's text is in the failed claim's "why";
+the JUnit file names each failed claim in a <failure>.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("lessons")
+    ap.add_argument("candidate")
+    ap.add_argument("--fail", nargs="*", default=[])
+    ap.add_argument("--reason", nargs="*", default=[])
+    ap.add_argument("--root", required=True)
+    ap.add_argument("--keep-json", help="also copy the audit's JSON here (for the conformance matrix test)")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        report, junit = os.path.join(tmp, "audit.json"), os.path.join(tmp, "audit.xml")
+        run = subprocess.run([a.lessons, "audit", "--root", a.root, "--candidate", a.candidate, "--json", report,
+                              "--junit", junit], capture_output=True, text=True, timeout=300, cwd=a.root)
+        problems = []
+        want_rc = 1 if a.fail else 0
+        if run.returncode != want_rc:
+            problems.append(f"exit status {run.returncode}, expected {want_rc}")
+        if not os.path.exists(report):
+            print(f"no report (exit status {run.returncode}):\n{run.stdout[-2000:]}{run.stderr[-2000:]}", file=sys.stderr)
+            return 1
+        with open(report) as f:
+            r = json.load(f)
+        if a.keep_json:
+            shutil.copyfile(report, a.keep_json)
+        cases = {t.get("name"): t for t in ET.parse(junit).getroot().iter("testcase")}
+    claims = {c["id"]: c for lesson in r["lessons"] for c in lesson["claims"]}
+    failed = sorted(i for i, c in claims.items() if c["status"] == "failed")
+    if failed != sorted(a.fail):
+        problems.append(f"failed claims {failed}, expected {sorted(a.fail)}")
+    for i, c in claims.items():
+        if c["status"] not in ("passed", "failed", "not applicable"):
+            problems.append(f"{i}: {c['status']}: {c['why']}")
+        if c["subject"] != "our-code" and c["status"] == "not applicable" and "vl-candidate/1" not in c["why"]:
+            problems.append(f"{i}: not applicable for another reason than the protocol: {c['why']}")
+        for check in c["checks"]:
+            for ctl in check["controls"]:
+                if not ctl["rejected"]:
+                    problems.append(f"{i}: control '{ctl['name']}' not rejected")
+    for item in a.reason:
+        cid, text = item.split("=", 1)
+        if text not in claims[cid]["why"]:
+            problems.append(f"{cid}: reason '{claims[cid]['why']}' does not say '{text}'")
+    for cid in a.fail:
+        case = cases.get(f"claim {cid}")
+        if case is None or case.find("failure") is None:
+            problems.append(f"JUnit has no failing test case 'claim {cid}'")
+    if claims and sum(c["status"] == "passed" for c in claims.values()) == 0:
+        problems.append("no claim passed")
+    print(run.stdout[-3000:])
+    if problems:
+        print("\n".join(["PROBLEMS:"] + problems), file=sys.stderr)
+        print(run.stderr[-3000:], file=sys.stderr)
+        return 1
+    print(f"ok: {len(failed)} claim(s) failed as expected: {', '.join(failed) or 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""`lessons audit --candidate`: the error paths of vl-candidate/1 (docs/candidates.md).
+
+A candidate that crashes, hangs, replies garbage or a wrong id, or writes an output of the wrong
+shape or dtype gets an ERROR naming the request and a non-zero exit, within its timeouts, and
+leaves nothing running; one that lacks operations gets N/A, never a pass. The fixtures are
+verify/candidates/misbehaving.py (and small adapters written here). The adapters' and the broken
+candidates' full audits are ctest's candidate_* tests (verify/candidates/check_candidate.py).
+Run by ctest with LESSONS=<binary> and VL_SOURCE_DIR=<checkout>; /usr/bin/python3.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+LESSONS = os.environ["LESSONS"]
+SOURCE = os.environ["VL_SOURCE_DIR"]
+PY = sys.executable
+MISBEHAVING = os.path.join(SOURCE, "verify", "candidates", "misbehaving.py")
+CLAIMS = ["masking.first-position-self", "masking.prefix-unchanged", "masking.alignment"]
+
+
+def processes_with(token):
+    """Pids of live processes whose environment holds VL_TEST_TOKEN=token."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if f"VL_TEST_TOKEN={token}".encode() in f.read().split(b"\0"):
+                    with open(f"/proc/{pid}/stat") as s:
+                        if s.read().split()[2] != "Z":
+                            found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def audit(candidate, *args, claims=CLAIMS, env=None):
+    token = f"{os.getpid()}-{time.monotonic_ns()}"
+    full_env = dict(os.environ, VL_TEST_TOKEN=token, **(env or {}))
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "audit.json")
+        start = time.monotonic()
+        run = subprocess.run([LESSONS, "audit", *claims, "--root", SOURCE, "--candidate", candidate, "--json", report, *args],
+                             capture_output=True, text=True, timeout=120, env=full_env, cwd=tmp)
+        run.seconds = time.monotonic() - start
+        run.claims = {}
+        if os.path.exists(report):
+            with open(report) as f:
+                r = json.load(f)
+            run.claims = {c["id"]: c for lesson in r["lessons"] for c in lesson["claims"]}
+        run.left_running = processes_with(token)
+        for _ in range(20):  # a killed process may take a moment to be reaped by init
+            if not run.left_running:
+                break
+            time.sleep(0.1)
+            run.left_running = processes_with(token)
+    return run
+
+
+class CandidateErrors(unittest.TestCase):
+    def misbehave(self, mode, *args, n=1, claims=CLAIMS, env=None):
+        run = audit(f"{PY} {MISBEHAVING} {mode} {n}", *args, claims=claims, env=env)
+        self.assertEqual(run.left_running, [], f"{mode}: candidate processes left running")
+        return run
+
+    def test_crash_twice_then_nothing_more_is_sent(self):
+        run = self.misbehave("crash")
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        statuses = [run.claims[c]["status"] for c in CLAIMS]
+        self.assertEqual(statuses, ["error"] * 3, run.stdout)
+        self.assertIn("request 1 (attention): the candidate exited with status 3 (restarted it)", run.stdout)
+        self.assertIn("crashing on purpose", run.stdout)  # its stderr, quoted
+        self.assertIn("for the second time: not restarted", run.stdout)
+        self.assertIn("not sent: the candidate crashed twice", run.stdout)
+
+    def test_crash_once_is_restarted(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = self.misbehave("crash-once", env={"VL_MISBEHAVING_MARK": os.path.join(tmp, "mark")})
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        self.assertEqual([run.claims[c]["status"] for c in CLAIMS], ["error", "passed", "passed"], run.stdout)
+
+    def test_hang_is_killed_at_the_timeout(self):
+        run = self.misbehave("hang", "--candidate-timeout", "2")
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        self.assertLess(run.seconds, 20)
+        self.assertEqual([run.claims[c]["status"] for c in CLAIMS], ["error"] * 3, run.stdout)
+        self.assertIn("request 1 (attention): the candidate sent no reply within 2 s (its process group was killed)", run.stdout)
+        self.assertIn("request 2 (attention): not sent: the candidate timed out at request 1 (attention)", run.stdout)
+        self.assertIn("ERROR   claim masking.alignment", run.stdout)
+
+    def test_no_hello(self):
+        run = self.misbehave("no-hello", "--candidate-timeout", "2")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("no reply to the hello", run.stderr)
+        self.assertLess(run.seconds, 20)
+
+    def test_lies(self):
+        for mode, text in (("garbage", "the reply is not a JSON object: 'this is not JSON'"),
+                           ("wrong-id", "the reply answers id 1001, not 1"),
+                           ("wrong-shape", "output 'weights' has shape (2, 1, 1, 1); the operation defines (1, 1, 1, 1)"),
+                           ("wrong-dtype", "output 'weights' is float32; the inputs are float64")):
+            with self.subTest(mode=mode):
+                run = self.misbehave(mode, claims=CLAIMS[:1])
+                self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+                self.assertEqual(run.claims[CLAIMS[0]]["status"], "error")
+                self.assertIn(f"candidate 'misbehaving {mode}', request 1 (attention): {text}", run.stdout)
+
+    def test_lacking_operations_are_not_applicable(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            adapter = os.path.join(tmp, "pe_only.py")
+            with open(adapter, "w") as f:
+                f.write("import sys\nsys.path.insert(0, %r)\n" % os.path.join(SOURCE, "adapters"))
+                f.write("import numpy_reference as ref\nfrom vl_candidate import serve, Unsupported\n"
+                        "def attention(i, a, w):\n    raise Unsupported('no attention today')\n"
+                        "serve('pe-only', {'positional_encoding': ref.positional_encoding, 'attention': attention})\n")
+            run = audit(f"{PY} {adapter}", claims=["positions", "masking.alignment"])
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            self.assertEqual(run.claims["masking.alignment"]["status"], "not applicable")
+            self.assertIn("unsupported: no attention today", run.claims["masking.alignment"]["why"])
+            self.assertEqual(run.claims["positions.unit-pairs"]["status"], "passed")
+            self.assertEqual(run.claims["positions.permutation-equivariant"]["status"], "not applicable")  # no mha
+            # Nothing applicable ran: not a pass.
+            run = audit(f"{PY} {adapter}", claims=["masking.alignment"])
+            self.assertEqual(run.returncode, 1, run.stdout)
+
+    def test_bad_arguments(self):
+        for args, text in ((["--candidate-timeout", "0"], "--candidate-timeout 0"),
+                           (["--backend", "fused"], "--candidate and --backend")):
+            run = audit(f"{PY} {MISBEHAVING} crash", *args)
+            self.assertEqual(run.returncode, 2, run.stdout)
+            self.assertIn(text, run.stderr)
+        run = audit("/nonexistent/candidate")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("no reply to the hello: it exited with status 127", run.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
