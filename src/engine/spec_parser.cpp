@@ -414,7 +414,7 @@ class Parser {
           double t = -1;
           try { t = std::stod(value, &used); } catch (const std::exception&) { used = 0; }
           if (used != value.size() || !(t >= 0) || !std::isfinite(t))  // inf: a check that cannot fail
-            fail(index, fmt::format("tolerance '{}' is not a finite non-negative number or 'none'", value));
+            fail(index, fmt::format("tolerance '{}' is not a non-negative number or 'none' (a finite one)", value));
           c.tolerance = t;
         }
       }
