@@ -74,11 +74,14 @@ def run(cmd, cwd, timeout):
     return rc, time.monotonic() - t0, out.decode(errors="replace")[-2000:]
 
 
+NEW_TESTS = set()  # the list's "new_tests": run last, so that "killed before them" can be told
+
+
 def tests_of(m, audit):
-    tests = list(m["tests"])
-    if audit and "audit" not in tests:
-        tests.append("audit")
-    return tests
+    """Older tests in the list's order, then the audit, then the list's new tests."""
+    old = [t for t in m["tests"] if t not in NEW_TESTS and t != "audit"]
+    new = [t for t in m["tests"] if t in NEW_TESTS]
+    return old + (["audit"] if audit or "audit" in m["tests"] else []) + new
 
 
 def targets_of(tests):
@@ -121,7 +124,7 @@ def one(m, scratch, build, jobs, audit):
             rc, secs, out = run(["nice", "-n", "19", *cmd], scratch, 600)
             result.setdefault("runs", []).append({"test": name, "rc": rc, "s": round(secs, 1)})
             if rc != 0:
-                result.update(status="killed", killed_by=name)
+                result.update(status="killed", killed_by=name, killed_before=name not in NEW_TESTS)
                 break
     finally:
         path.write_text(original)
@@ -134,6 +137,7 @@ def markdown(results, mutants, meta):
     ran = [r for r in results if r["status"] in ("killed", "survived")]
     killed = sum(r["status"] == "killed" for r in ran)
     equivalent = [r for r in ran if r["status"] == "survived" and by[r["id"]].get("equivalent")]
+    before = sum(r["status"] == "killed" and r.get("killed_before") for r in ran)
     lines = [
         "# Mutation testing: the suite's measured strength",
         "",
@@ -144,7 +148,9 @@ def markdown(results, mutants, meta):
         f"**{killed} of {len(ran)} mutants killed ({100.0 * killed / max(1, len(ran)):.1f}%)**; "
         f"{len(equivalent)} survivors argued equivalent; "
         f"{sum(r['status'] == 'stillborn' for r in results)} did not compile (left out); "
-        f"{meta['not_run']} not run (time budget); total {meta['wall_min']:.1f} min.",
+        f"{meta['not_run']} not run (time budget); total {meta['wall_min']:.1f} min. "
+        f"Before this list's new tests ({', '.join(f'`{t}`' for t in sorted(NEW_TESTS)) or 'none'}): "
+        f"{before} of {len(ran)} ({100.0 * before / max(1, len(ran)):.1f}%).",
         "",
         "| mutant | file | change | verdict | killed by | s |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -186,6 +192,7 @@ def main():
     if not (build / "CMakeCache.txt").is_file():
         fail(f"--build {build}: not a configured build dir (run cmake -S {scratch} -B {build} first)")
     mutants = load(a.list)
+    NEW_TESTS.update(json.loads(Path(a.list).read_text()).get("new_tests", []))
     if a.only:
         unknown = set(a.only) - {m["id"] for m in mutants}
         if unknown:
