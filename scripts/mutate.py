@@ -205,12 +205,14 @@ def main():
         rng = random.Random(a.seed if a.seed is not None else int(time.strftime("%Y%m%d")))
         mutants = rng.sample(mutants, min(a.sample, len(mutants)))
     if a.sync:
+        # Copy only what differs, stamped now: a copy keeping its older mtime would leave the
+        # scratch build's objects of the previous content in place (make would see nothing new).
         for d in ("src", "verify", "specs", "reference_outputs", "CMakeLists.txt"):
-            src, dst = HERE / d, scratch / d
-            if src.is_dir():
-                shutil.copytree(src, dst, dirs_exist_ok=True)
-            else:
-                shutil.copy2(src, dst)
+            for src in ([HERE / d] if (HERE / d).is_file() else sorted((HERE / d).rglob("*"))):
+                dst = scratch / src.relative_to(HERE)
+                if src.is_file() and (not dst.is_file() or dst.read_bytes() != src.read_bytes()):
+                    dst.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(src, dst)
     # Baseline: the unmutated scratch copy must pass every test the mutants name (else a "kill"
     # would be the tree's own failure, not the mutant's).
     names = sorted({t for m in mutants for t in tests_of(m, not a.no_audit)})
@@ -229,7 +231,12 @@ def main():
             not_run = len(mutants) - i
             print(f"budget of {a.budget_min} min spent: {not_run} mutants not run", flush=True)
             break
-        r = one(m, scratch, build, a.jobs, not a.no_audit)
+        try:
+            r = one(m, scratch, build, a.jobs, not a.no_audit)
+        except KeyboardInterrupt:  # Ctrl-C (kill -INT): the mutant is restored (one's finally); report what ran
+            not_run = len(mutants) - i
+            print(f"interrupted: {not_run} mutants not run", flush=True)
+            break
         r["id"] = m["id"]
         results.append(r)
         print(f"[{i + 1}/{len(mutants)}] {m['id']}: {r['status']} {r.get('killed_by') or ''} ({r.get('s', 0)} s)", flush=True)
