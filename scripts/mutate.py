@@ -171,7 +171,7 @@ def markdown(results, mutants, meta):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--scratch", required=True, help="the scratch copy (never this checkout)")
+    ap.add_argument("--scratch", help="the scratch copy (never this checkout); required for a run")
     ap.add_argument("--build", help="its configured build dir (default SCRATCH/build)")
     ap.add_argument("--list", default=str(HERE / "scripts" / "mutants.json"))
     ap.add_argument("--only", nargs="*", default=[], help="mutant ids")
@@ -184,7 +184,20 @@ def main():
     ap.add_argument("--sync", action="store_true", help="copy src/ verify/ specs/ reference_outputs/ here to the scratch first")
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--markdown", help="write the table here (docs/pages/mutation.md)")
+    ap.add_argument("--report-from", help="no run: write --markdown from an earlier run's --json (after arguing survivors in the list)")
     a = ap.parse_args()
+    if a.report_from:
+        NEW_TESTS.update(json.loads(Path(a.list).read_text()).get("new_tests", []))
+        try:
+            done = json.loads(Path(a.report_from).read_text())
+        except (OSError, ValueError) as e:
+            fail(f"--report-from {a.report_from}: {e}")
+        if not a.markdown:
+            fail("--report-from needs --markdown OUT")
+        Path(a.markdown).write_text(markdown(done["results"], load(a.list), done["meta"]))
+        return 0
+    if not a.scratch:
+        fail("--scratch is required (a copy of the tree outside this checkout, with a configured build dir)")
     scratch = Path(a.scratch).resolve()
     build = Path(a.build).resolve() if a.build else scratch / "build"
     if scratch == HERE or HERE in scratch.parents:
