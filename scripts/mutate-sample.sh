@@ -4,12 +4,12 @@
 # component and the unit tests of the sampled mutants there (the mutants marked "ci": their
 # tests need no audit), and runs N of them (default 3, sampled by the date): each must be killed.
 # A few minutes on the 2-core machine.
-#   scripts/mutate-sample.sh            N=3 SCRATCH=$(mktemp -d) JOBS=$(nproc)
+#   scripts/mutate-sample.sh            N=3 JOBS=$(nproc)   (the scratch copy: a fresh mktemp -d, removed after)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-3}
 JOBS=${JOBS:-$(nproc)}
-SCRATCH=${SCRATCH:-$(mktemp -d /tmp/vl-mutate.XXXXXX)}
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/vl-mutate.XXXXXX")
 start=$(date +%s)
 trap 'rm -rf "$SCRATCH"' EXIT
 git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$SCRATCH"
