@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <regex>
 #include <stdexcept>
 
@@ -231,8 +232,11 @@ std::vector<LineVerdict> compare_output(const std::vector<std::string>& document
         }
         continue;
       }
-      const double dv = std::stod(dn), pv = std::stod(pn);
-      const double abs_err = std::fabs(dv - pv);
+      // strtod, not stod: a number too large or too small for a double ("1e999", "1e-400") is
+      // ±inf or a denormal/0 here, judged like any other, where stod would throw out_of_range.
+      const double dv = std::strtod(dn.c_str(), nullptr), pv = std::strtod(pn.c_str(), nullptr);
+      // The same digits are no error (inf − inf would be NaN, failing "1e999" against itself).
+      const double abs_err = dn == pn ? 0.0 : std::fabs(dv - pv);
       const double rel_err = dv != 0 ? abs_err / std::fabs(dv) : (abs_err == 0 ? 0 : INFINITY);
       switch (rule->kind) {
         case RuleKind::numeric:

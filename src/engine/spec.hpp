@@ -32,6 +32,18 @@ std::string to_string(ClaimKind kind);
 enum class ClaimSubject { computation, our_code };
 std::string to_string(ClaimSubject subject);  // "computation", "our-code"
 
+/// The terms of an operation a claim's inputs can make count (specs/README.md, "terms:"): a
+/// bias, a mask that hides something, the scale, heads > 1, GQA groups > 1, a chunk that does
+/// not divide n, a KV cache, a sliding window, a softcap, key padding, a batch > 1, and the
+/// element types. A term a claim's inputs leave inert is covered by another claim or is a gap.
+const std::vector<std::string>& known_terms();
+
+/// A term a claim's inputs leave inert and no other claim covers: a known gap, with why.
+struct TermGap {
+  std::string term;
+  std::string note;  // the words in parentheses after it, e.g. "issue 19"
+};
+
 /// One claim of a lesson. `tolerance` is the number the check compares its measured value with
 /// (an absolute error, a bound, ...); "0" means bit-identical and "none" a pass/fail property.
 struct Claim {
@@ -42,6 +54,9 @@ struct Claim {
   std::string statement;
   std::string source;
   ClaimSubject subject = ClaimSubject::computation;
+  bool terms_given = false;        // the block has a 'terms:' line
+  std::vector<std::string> terms;  // the terms its check's inputs make count ("none": empty)
+  std::vector<TermGap> term_gaps;  // after "; gaps:"
   SpecLocation where;
 };
 

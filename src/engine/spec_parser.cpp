@@ -1,4 +1,5 @@
 // Parsing specs/<lesson>.md (format: specs/README.md). Every error names file:line.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <fstream>
@@ -6,8 +7,10 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/errors.hpp"
 #include "engine/spec.hpp"
@@ -58,6 +61,12 @@ const OutputSpec* Spec::find_output(const std::string& listing) const {
   return nullptr;
 }
 
+const std::vector<std::string>& known_terms() {
+  static const std::vector<std::string> terms{"bias",  "mask",   "scale",   "heads",   "gqa",     "chunk-remainder", "kv-cache",
+                                              "window", "softcap", "padding", "batch", "float16", "float32",         "float64"};
+  return terms;
+}
+
 std::string listing_name(const std::string& listing_id) {
   const auto dot = listing_id.find('.');
   return dot == std::string::npos ? listing_id : listing_id.substr(dot + 1);
@@ -70,6 +79,55 @@ std::string trim(const std::string& s) {
   if (b == std::string::npos) return {};
   const auto e = s.find_last_not_of(" \t\r");
   return s.substr(b, e - b + 1);
+}
+
+// "terms: a, b, c; gaps: d (why), e (why)" or "terms: none; gaps: ...". Each term must be a
+// known one (a typo would otherwise read as a term covered), none given twice.
+void parse_terms(const std::string& value, Claim& c) {
+  const auto& known = known_terms();
+  auto check = [&](const std::string& term, const std::vector<std::string>& seen) {
+    if (std::find(known.begin(), known.end(), term) == known.end())
+      throw std::invalid_argument(fmt::format("unknown term '{}' (known: {})", term, fmt::join(known, ", ")));
+    if (std::find(seen.begin(), seen.end(), term) != seen.end())
+      throw std::invalid_argument(fmt::format("term '{}' given twice", term));
+  };
+  auto split = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t depth = 0, from = 0;
+    for (std::size_t i = 0; i <= s.size(); ++i) {
+      if (i < s.size() && s[i] == '(') ++depth;
+      if (i < s.size() && s[i] == ')' && depth > 0) --depth;
+      if (i == s.size() || (s[i] == ',' && depth == 0)) {
+        out.push_back(trim(s.substr(from, i - from)));
+        from = i + 1;
+      }
+    }
+    return out;
+  };
+  const auto semi = value.find(';');
+  const std::string covered = trim(value.substr(0, semi));
+  std::vector<std::string> seen;
+  c.terms_given = true;
+  if (covered != "none")
+    for (const auto& t : split(covered)) {
+      check(t, seen);
+      seen.push_back(t);
+      c.terms.push_back(t);
+    }
+  if (semi == std::string::npos) return;
+  const std::string rest = trim(value.substr(semi + 1));
+  if (rest.rfind("gaps:", 0) != 0) throw std::invalid_argument("after ';' the terms line takes 'gaps: TERM (why), ...'");
+  for (const auto& g : split(trim(rest.substr(5)))) {
+    const auto paren = g.find('(');
+    TermGap gap{trim(g.substr(0, paren)), ""};
+    if (paren != std::string::npos) {
+      if (g.back() != ')') throw std::invalid_argument(fmt::format("gap '{}': the note in parentheses is not closed", g));
+      gap.note = trim(g.substr(paren + 1, g.size() - paren - 2));
+    }
+    check(gap.term, seen);
+    seen.push_back(gap.term);
+    c.term_gaps.push_back(gap);
+  }
 }
 
 // A line that Markdown (CommonMark) reads as a code fence, wherever it stands: its indentation
@@ -326,7 +384,7 @@ class Parser {
   void claim(std::size_t open, const std::vector<std::string>& body) {
     Claim c;
     c.where = at(open);
-    for (const auto& [key, v] : fields(open, body, {"id", "kind", "tolerance", "statement", "source", "subject"})) {
+    for (const auto& [key, v] : fields(open, body, {"id", "kind", "tolerance", "statement", "source", "subject", "terms"})) {
       const auto& [value, index] = v;
       if (key == "id") c.id = value;
       else if (key == "statement") c.statement = value;
@@ -343,14 +401,20 @@ class Parser {
         if (value == "computation") c.subject = ClaimSubject::computation;
         else if (value == "our-code") c.subject = ClaimSubject::our_code;
         else fail(index, fmt::format("unknown claim subject '{}' (known: computation, our-code)", value));
+      } else if (key == "terms") {
+        try {
+          parse_terms(value, c);
+        } catch (const std::invalid_argument& e) {
+          fail(index, e.what());
+        }
       } else if (key == "tolerance") {
         c.tolerance_text = value;
         if (value != "none") {
           std::size_t used = 0;
           double t = -1;
           try { t = std::stod(value, &used); } catch (const std::exception&) { used = 0; }
-          if (used != value.size() || !(t >= 0))
-            fail(index, fmt::format("tolerance '{}' is not a non-negative number or 'none'", value));
+          if (used != value.size() || !(t >= 0) || !std::isfinite(t))  // inf: a check that cannot fail
+            fail(index, fmt::format("tolerance '{}' is not a non-negative number or 'none' (a finite one)", value));
           c.tolerance = t;
         }
       }
