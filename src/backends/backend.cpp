@@ -27,8 +27,9 @@ std::string to_string(Op op) {
   return "?";
 }
 
-void Backend::lacks(Op op, const std::string& why) const {
-  throw Unsupported(op, "backend '" + name() + "' has no " + to_string(op) + (why.empty() ? "" : " (" + why + ")"));
+void Backend::lacks(Op op, const std::string& why) const { throw Unsupported(op, lacking(op, why)); }
+std::string Backend::lacking(Op op, const std::string& why) const {
+  return "backend '" + name() + "' has no " + to_string(op) + (why.empty() ? "" : " (" + why + ")");
 }
 
 AttentionResult<double, 4> Backend::attention(const Tensor4<double>&, const Tensor4<double>&, const Tensor4<double>&,

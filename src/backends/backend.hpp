@@ -134,8 +134,11 @@ class Backend {
   virtual Tensor3 shift_right(const Tensor3& target, const xt::xtensor<double, 1>& start) const;
 
  protected:
-  /// Throws Unsupported: "backend '<name>' has no <op>[ (<why>)]".
+  /// Throws Unsupported with lacking(op, why).
   [[noreturn]] void lacks(Op op, const std::string& why = "") const;
+  /// What lacks() says: "backend '<name>' has no <op>[ (<why>)]"; a backend whose gaps have
+  /// another cause (a protocol without the operation) says so instead.
+  virtual std::string lacking(Op op, const std::string& why) const;
 };
 
 /// A backend that forwards every operation to another: a negative control overrides the one

@@ -190,20 +190,33 @@ std::string CandidateBackend::summary() const {
 
 bool CandidateBackend::supports_request(const std::string& op) const { return ops_.count(op) > 0; }
 
-bool CandidateBackend::supports(Op op) const {
+namespace {
+// The vl-candidate/1 request that carries an operation; nullptr where the protocol has none.
+const char* protocol_request(Op op) {
   switch (op) {
     case Op::attention:
-    case Op::attention_weights: return supports_request("attention");
-    case Op::attention_backward: return supports_request("attention_backward");
-    case Op::multi_head_attention: return supports_request("mha");
-    case Op::positional_encoding: return supports_request("positional_encoding");
+    case Op::attention_weights: return "attention";
+    case Op::attention_backward: return "attention_backward";
+    case Op::multi_head_attention: return "mha";
+    case Op::positional_encoding: return "positional_encoding";
     case Op::linear_parallel:
     case Op::linear_recurrent:
-    case Op::linear_chunked: return supports_request("linear_attention");
-    case Op::attention_scores:
-    case Op::attention_storage_rounding: return false;  // vl-candidate/1 carries no score stages or storage rounding
+    case Op::linear_chunked: return "linear_attention";
+    default: return nullptr;  // score stages, storage rounding, the linear family, the Transformer layers
   }
-  return false;
+}
+}  // namespace
+
+bool CandidateBackend::supports(Op op) const {
+  const char* request = protocol_request(op);
+  return request != nullptr && supports_request(request);
+}
+
+std::string CandidateBackend::lacking(Op op, const std::string& why) const {
+  if (protocol_request(op) == nullptr)
+    return fmt::format("vl-candidate/1 has no request for {}; candidate '{}' was not asked{}", to_string(op), name_,
+                       why.empty() ? "" : " (" + why + ")");
+  return Backend::lacking(op, why);
 }
 
 namespace {

@@ -52,6 +52,7 @@ class CandidateBackend : public Backend {
   std::string name() const override { return name_; }
   std::string summary() const override;
   bool supports(Op op) const override;
+  std::string lacking(Op op, const std::string& why) const override;
 
   AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
                                        const AttentionOptions<double>& o) const override;
