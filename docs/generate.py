@@ -716,9 +716,14 @@ class LessonPage:
 
 
 def first_sentence(s: str) -> str:
-    """Up to the first full stop or semicolon (a colon announces a list: the sentence goes on)."""
-    m = re.match(r"^(.{40,}?[.;])(\s|$)", s)
-    return m.group(1).rstrip(";") + "." if m and len(m.group(1)) < len(s) else s
+    """Up to the first full stop or semicolon (a colon announces a list: the sentence goes on),
+    never one inside brackets: "(post-norm ReLU; pre-norm GELU)" is not cut after "ReLU"."""
+    depth = 0
+    for k, ch in enumerate(s):
+        depth += (ch in "([{") - (ch in ")]}")
+        if ch in ".;" and depth <= 0 and k >= 40 and k + 1 < len(s) and s[k + 1].isspace():
+            return s[:k] + "."
+    return s
 
 
 UNICODE_SUB = str.maketrans("aeijklmnoprstuvx0123456789", "ₐₑᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ₀₁₂₃₄₅₆₇₈₉")

@@ -146,20 +146,27 @@ def cost_against_n(ctx: Context):
             ns = [int(n) for n in ns]
             fig, ax = plt.subplots(figsize=(7.6, 3.8))
             colours = [BLUE, RED, GREEN, "#8e6bb8"]
+            slopes, dashed, grey = {}, False, False
             for k, (name, counts) in enumerate(series.items()):
                 c = colours[k % len(colours)]
                 slope = np.polyfit(np.log2(ns), np.log2(counts), 1)[0]
+                slopes[name] = slope
+                # (linear-family names its series "multiply-adds, <rule>": the axis already says so)
+                shown = name.removeprefix("multiply-adds, ")
                 ax.loglog(ns, counts, "o-", color=c, lw=2, ms=5,
-                          label=f"{name} form, counted (slope {slope:.2f})")
+                          label=f"{shown} form, counted (slope {slope:.2f})")
                 if name in formulas and len(formulas[name][1]) == len(ns):
                     ax.loglog(ns, formulas[name][1], "--", color=c, lw=1, alpha=0.7,
                               label=f"{formulas[name][0]}")
+                    dashed = True
             for ctl in check.get("controls", []):
                 cp = measured_series(ctl)
-                if cp and [int(n) for n in cp[1]] == ns:
+                cn = [int(n) for n in cp[1]] if cp else []
+                if cn and set(cn) <= set(ns):  # a control may be run at fewer sizes than the check
                     first = next(iter(cp[2].items()))
-                    ax.loglog(ns, first[1], "x", color=GREY, ms=9, mew=1.5,
+                    ax.loglog(cn, first[1], "x", color=GREY, ms=9, mew=1.5,
                               label=f"negative control: {ctl['name']}")
+                    grey = True
             ax.set_xlabel("sequence length n")
             ax.set_ylabel("multiply-adds")
             ax.set_xscale("log", base=2)
@@ -167,10 +174,26 @@ def cost_against_n(ctx: Context):
             ax.minorticks_off()
             ax.set_title("Work against sequence length, counted in this build")
             ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8.5)
+            # The caption says what is drawn: which slopes, and dashed and grey only where there are.
+            if "chunked" in slopes and "parallel" in slopes:
+                what = "the chunked form's line has slope 1 (linear in n), the parallel form's slope 2."
+            elif all(round(v) == 1 for v in slopes.values()):
+                what = "every line has slope 1 (linear in n)."
+            else:
+                what = "; ".join(f"{k}: slope {v:.2f}" for k, v in slopes.items()) + "."
+            names = list(series)
+            hidden = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
+                      if series[a] == series[b] and all(series[a] != series[c] for c in names[:i])]
+            if hidden:
+                what += " Equal counts draw one line: " + ", ".join(
+                    f"{a.removeprefix('multiply-adds, ')} lies under {b.removeprefix('multiply-adds, ')}"
+                    for a, b in hidden) + "."
+            if dashed:
+                what += " Dashed: the leading terms of the cost formulas."
+            if grey:
+                what += " Grey: the broken variant the check rejects."
             figs.append(ctx.save(fig, f"cost-{claim['id'].split('.')[-1]}",
-                                 f"Multiply-adds counted by this build for {claim['id']}, log-log: the chunked "
-                                 "form's line has slope 1 (linear in n), the parallel form's slope 2. Dashed: the "
-                                 "leading terms of the cost formulas. Grey: the broken variant the check rejects.",
+                                 f"Multiply-adds counted by this build for {claim['id']}, log-log: {what}",
                                  ("claim", claim["id"])))
             break
     return figs
