@@ -263,7 +263,8 @@ xt::xtensor<T, 2> broken_softmax(const xt::xtensor<T, 2>& s, BrokenSoftmax bug) 
 }
 
 // Attention composed by hand from scores, the masks, a broken softmax and W V (Hq = Hkv), in
-// both precisions: S = scale · Q Kᵀ per (b, h), hidden keys −∞, W = softmax(S), O = W V.
+// both precisions: S = scale · Q Kᵀ per (b, h), hidden keys −∞, W = softmax(S), O = W V; query head
+// h reads key/value head h / (Hq / Hkv) (GQA), never a head k and v do not have.
 class WithSoftmax : public backends::Decorator {
  public:
   WithSoftmax(BrokenSoftmax bug, const std::string& name) : Decorator(backends::plain(), name), bug_(bug) {}
@@ -279,12 +280,12 @@ class WithSoftmax : public backends::Decorator {
  private:
   template <class T>
   AttentionResult<T, 4> compose(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const {
-    const std::size_t B = q.shape(0), H = q.shape(1), Sq = q.shape(2), Sk = k.shape(2);
+    const std::size_t B = q.shape(0), H = q.shape(1), Sq = q.shape(2), Sk = k.shape(2), group = H / k.shape(1);
     const T scale = o.scale.value_or(T(1) / std::sqrt(static_cast<T>(q.shape(3))));
     AttentionResult<T, 4> r{xt::zeros<T>({B, H, Sq, v.shape(3)}), xt::zeros<T>({B, H, Sq, Sk}), {}};
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t h = 0; h < H; ++h) {
-        xt::xtensor<T, 2> s = scale * matmul<T>(xt::view(q, b, h), xt::transpose(xt::view(k, b, h)));
+        xt::xtensor<T, 2> s = scale * matmul<T>(xt::view(q, b, h), xt::transpose(xt::view(k, b, h / group)));
         for (std::size_t i = 0; i < Sq; ++i)
           for (std::size_t j = 0; j < Sk; ++j) {
             bool hidden = o.causal && j > i;
@@ -293,7 +294,7 @@ class WithSoftmax : public backends::Decorator {
           }
         const xt::xtensor<T, 2> w = broken_softmax<T>(s, bug_);
         xt::view(r.weights, b, h) = w;
-        xt::view(r.output, b, h) = matmul<T>(w, xt::view(v, b, h));
+        xt::view(r.output, b, h) = matmul<T>(w, xt::view(v, b, h / group));
       }
     return r;
   }
