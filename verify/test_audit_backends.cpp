@@ -14,6 +14,7 @@
 #include "backends/registry.hpp"
 #include "engine/audit.hpp"
 #include "lessons/attention.hpp"
+#include "lessons/encoder_decoder.hpp"
 
 namespace {
 
@@ -171,4 +172,25 @@ BOOST_AUTO_TEST_CASE(the_backends_say_what_they_have) {
     BOOST_TEST((e.op == vl::backends::Op::linear_parallel));
   }
   BOOST_TEST(vl::backends::find("nope") == nullptr);
+}
+
+// A backend whose layer norm drops the last position: the Transformer operations' results are
+// shape-checked like attention's.
+class WrongLayerNormShape : public vl::backends::Decorator {
+ public:
+  WrongLayerNormShape() : Decorator(vl::backends::plain(), "wrong layer-norm shape") {}
+  using Decorator::layer_norm;
+  vl::backends::Tensor3 layer_norm(const vl::backends::Tensor3& x, const vl::LayerNormParameters<double>& p,
+                                   double eps) const override {
+    vl::backends::Tensor3 y = base().layer_norm(x, p, eps);
+    return xt::view(y, xt::all(), xt::range(0, x.shape(1) - 1), xt::all());
+  }
+};
+
+BOOST_AUTO_TEST_CASE(a_layer_result_of_the_wrong_shape_is_an_error) {
+  const auto report = audit(std::make_shared<WrongLayerNormShape>(), {"encoder-decoder.layer-norm-standardises"},
+                            vl::lessons::encoder_decoder::lesson());
+  const auto& c = claim(report, "encoder-decoder.layer-norm-standardises");
+  BOOST_TEST((c.status == vl::Status::error));
+  BOOST_TEST(c.why.find("returned a layer-norm output of shape") != std::string::npos, c.why);
 }

@@ -98,4 +98,36 @@ FamilyResult<float> ShapeChecked::linear_family(const FamilyInputs<float>& in, c
   return checked_family(*this, base().linear_family(in, o), in);
 }
 
+// The Transformer layers keep their input's shape: (B, S, d) in, (B, S, d) out.
+namespace {
+Tensor3 same_shape(const Backend& self, const char* what, Tensor3 y, const Tensor3& x) {
+  expect(self, what, y, {x.shape().begin(), x.shape().end()});
+  return y;
+}
+}  // namespace
+
+Tensor3 ShapeChecked::layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const {
+  return same_shape(*this, "a layer-norm output", base().layer_norm(x, p, eps), x);
+}
+Tensor3 ShapeChecked::encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads,
+                                    const LayerOptions& o, const MhaOptions<double>& self) const {
+  return same_shape(*this, "an encoder-layer output", base().encoder_layer(x, p, heads, o, self), x);
+}
+Tensor3 ShapeChecked::decoder_layer(const Tensor3& tgt, const Tensor3& memory, const DecoderLayerParameters<double>& p,
+                                    std::size_t heads, const LayerOptions& o, const MhaOptions<double>& self,
+                                    const MhaOptions<double>& cross) const {
+  return same_shape(*this, "a decoder-layer output", base().decoder_layer(tgt, memory, p, heads, o, self, cross), tgt);
+}
+// One position out. The cache is the backend's own state between steps (how it keeps keys and
+// values is its business), so only the output is checked; a cache that forgets is the
+// teacher-forcing claim's to find.
+Tensor3 ShapeChecked::decoder_step(const Tensor3& x_t, const Tensor3& memory, const DecoderLayerParameters<double>& p,
+                                   std::size_t heads, const LayerOptions& o, LayerCache<double>& cache,
+                                   const MhaOptions<double>& cross) const {
+  return same_shape(*this, "a decoder-step output", base().decoder_step(x_t, memory, p, heads, o, cache, cross), x_t);
+}
+Tensor3 ShapeChecked::shift_right(const Tensor3& target, const xt::xtensor<double, 1>& start) const {
+  return same_shape(*this, "a shifted target", base().shift_right(target, start), target);
+}
+
 }  // namespace vl::backends

@@ -29,6 +29,14 @@ class ShapeChecked : public Decorator {
   Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
   FamilyResult<double> linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const override;
   FamilyResult<float> linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const override;
+  Tensor3 layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const override;
+  Tensor3 encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,
+                        const MhaOptions<double>& self) const override;
+  Tensor3 decoder_layer(const Tensor3& tgt, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
+                        const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross) const override;
+  Tensor3 decoder_step(const Tensor3& x_t, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
+                       const LayerOptions& o, LayerCache<double>& cache, const MhaOptions<double>& cross) const override;
+  Tensor3 shift_right(const Tensor3& target, const xt::xtensor<double, 1>& start) const override;
 };
 
 }  // namespace vl::backends
