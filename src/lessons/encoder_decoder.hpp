@@ -22,6 +22,7 @@
 #include "backends/backend.hpp"
 #include "engine/lesson.hpp"
 #include "numeric/torch_random.hpp"
+#include "numeric/torch_transformer_init.hpp"
 
 namespace vl::lessons::encoder_decoder {
 
@@ -36,10 +37,23 @@ struct Case {
   bool norm_first;
   Activation activation;
   bool padding;  // the last key of batch 0 is padding
+  double perturb = 0;  // > 0: every parameter + perturb · randn after the initialisation (perturbed())
 };
 const std::vector<Case>& cases();
 
 LayerOptions options_of(const Case& c);
+
+/// The reference script's perturbation: every state_dict() entry of the layer += alpha · randn(its
+/// shape), drawn from gen in torch's order, so that the attention biases and LayerNorm's β and γ
+/// (0, 0 and 1 at torch's initialisation) count. alpha is a power of two: p + alpha·r rounds alike
+/// fused or not, so torch's add_(r, alpha=alpha) gives the same bits.
+template <class P>
+void perturbed(P& layer, torch_rng::Generator& gen, double alpha) {
+  torch_rng::state_entries(layer, [&](const std::string&, auto& t) {
+    const xt::xarray<double> r = torch_rng::randn<double>(gen, {t.shape().begin(), t.shape().end()});
+    for (std::size_t i = 0; i < t.size(); ++i) t.flat(i) += alpha * r.flat(i);
+  });
+}
 
 /// torch's key_padding_mask of the cases: (B, S), true at the last key of batch 0.
 xt::xarray<bool> padding_mask(std::size_t batch, std::size_t s);

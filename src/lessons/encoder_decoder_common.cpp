@@ -8,7 +8,8 @@
 namespace vl::lessons::encoder_decoder {
 
 const std::vector<Case>& cases() {
-  // verify/reference/encoder_decoder_goldens.py, CASES: the listing's seed 0 and two arbitrary large ones.
+  // verify/reference/encoder_decoder_goldens.py, CASES: the listing's seed 0 and two arbitrary large
+  // ones at torch's initialisation, and two more with every parameter perturbed.
   static const std::vector<Case> all = {
       {"enc_post_relu", false, 0, 16, 4, 32, 1, 2, 6, 0, false, Activation::relu, false},
       {"enc_pre_gelu", false, 918273645, 24, 3, 40, 1, 2, 7, 0, true, Activation::gelu, true},
@@ -16,6 +17,8 @@ const std::vector<Case>& cases() {
       {"dec_post_relu", true, 0, 16, 4, 32, 1, 2, 6, 5, false, Activation::relu, false},
       {"dec_pre_gelu", true, 918273645, 24, 3, 40, 1, 2, 7, 4, true, Activation::gelu, true},
       {"dec_stack", true, 2718281828, 16, 2, 32, 2, 2, 5, 6, true, Activation::relu, false},
+      {"enc_perturbed", false, 31415926, 16, 4, 32, 2, 2, 6, 0, false, Activation::gelu, true, 0.25},
+      {"dec_perturbed", true, 27182818, 16, 2, 24, 2, 2, 5, 6, true, Activation::relu, true, 0.25},
   };
   return all;
 }

@@ -21,13 +21,17 @@ double case_error(const backends::Backend& b, const Case& c, const std::filesyst
   const LayerOptions o = options_of(c);
   Tensor3 out;
   if (!c.decoder) {
-    const auto layers = torch_rng::stack_of(torch_rng::encoder_layer_init<double>(gen, c.d, c.heads, c.d_ff), c.layers);
+    auto one = torch_rng::encoder_layer_init<double>(gen, c.d, c.heads, c.d_ff);
+    if (c.perturb != 0) perturbed(one, gen, c.perturb);
+    const auto layers = torch_rng::stack_of(one, c.layers);
     const Tensor3 x = torch_rng::randn<double>(gen, {c.batch, c.S, c.d});
     MhaOptions<double> self;
     if (c.padding) self.key_padding_mask = padding_mask(c.batch, c.S);
     out = encoder_stack(b, x, layers, c.heads, o, self);
   } else {
-    const auto layers = torch_rng::stack_of(torch_rng::decoder_layer_init<double>(gen, c.d, c.heads, c.d_ff), c.layers);
+    auto one = torch_rng::decoder_layer_init<double>(gen, c.d, c.heads, c.d_ff);
+    if (c.perturb != 0) perturbed(one, gen, c.perturb);
+    const auto layers = torch_rng::stack_of(one, c.layers);
     const Tensor3 tgt = torch_rng::randn<double>(gen, {c.batch, c.T, c.d});
     const Tensor3 memory = torch_rng::randn<double>(gen, {c.batch, c.S, c.d});
     MhaOptions<double> self, cross;

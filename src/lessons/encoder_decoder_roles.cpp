@@ -18,7 +18,8 @@ namespace vl::lessons::encoder_decoder {
 namespace {
 
 // The models the checks run: post- and pre-norm, ReLU and GELU, 2 layers (the listing's sizes
-// and two others), each with inputs and replacement rows drawn after it.
+// and two others), each with inputs and replacement rows drawn after it, and every parameter
+// perturbed away from torch's initial values.
 struct Drawn {
   Model m;
   Tensor3 src_new, tgt_new, mem_new;
@@ -43,6 +44,12 @@ std::vector<Drawn> models() {
     d.src_new = torch_rng::randn<double>(gen, {2, s.S, s.d});
     d.tgt_new = torch_rng::randn<double>(gen, {2, s.T, s.d});
     d.mem_new = torch_rng::randn<double>(gen, {2, s.S, s.d});
+    // Every parameter of every layer perturbed (from a generator of its own, so the draws above
+    // stay): the attention biases and LayerNorm's β and γ, 0, 0 and 1 at torch's initialisation,
+    // then count in every check below — the decoder step's own output projection among them.
+    torch_rng::Generator pg(1000 + s.seed);
+    for (auto& layer : d.m.encoder) perturbed(layer, pg, 0.125);
+    for (auto& layer : d.m.decoder) perturbed(layer, pg, 0.125);
     all.push_back(std::move(d));
   }
   return all;

@@ -31,14 +31,20 @@ LESSON = "encoder-decoder"
 F64 = torch.float64
 
 # name: (kind, seed, d, heads, d_ff, layers, batch, S (encoder positions), T (decoder positions),
-#        norm_first, activation, padding)  -- padding: key-padding of the last key of batch 0
+#        norm_first, activation, padding, perturb)  -- padding: key-padding of the last key of batch 0;
+# perturb: alpha > 0 adds alpha * torch.randn to every state_dict() entry after the initialisation
+# (drawn in torch's order, before the inputs), so that the attention biases and LayerNorm's beta and
+# gamma, which torch initialises to 0 and 1, count. alpha is a power of two, so p + alpha * r rounds
+# the same whether or not the addition is fused.
 CASES = {
-    "enc_post_relu": ("encoder", 0, 16, 4, 32, 1, 2, 6, 0, False, "relu", False),
-    "enc_pre_gelu": ("encoder", 918273645, 24, 3, 40, 1, 2, 7, 0, True, "gelu", True),
-    "enc_stack": ("encoder", 2718281828, 16, 2, 32, 2, 2, 5, 0, False, "gelu", False),
-    "dec_post_relu": ("decoder", 0, 16, 4, 32, 1, 2, 6, 5, False, "relu", False),
-    "dec_pre_gelu": ("decoder", 918273645, 24, 3, 40, 1, 2, 7, 4, True, "gelu", True),
-    "dec_stack": ("decoder", 2718281828, 16, 2, 32, 2, 2, 5, 6, True, "relu", False),
+    "enc_post_relu": ("encoder", 0, 16, 4, 32, 1, 2, 6, 0, False, "relu", False, 0),
+    "enc_pre_gelu": ("encoder", 918273645, 24, 3, 40, 1, 2, 7, 0, True, "gelu", True, 0),
+    "enc_stack": ("encoder", 2718281828, 16, 2, 32, 2, 2, 5, 0, False, "gelu", False, 0),
+    "dec_post_relu": ("decoder", 0, 16, 4, 32, 1, 2, 6, 5, False, "relu", False, 0),
+    "dec_pre_gelu": ("decoder", 918273645, 24, 3, 40, 1, 2, 7, 4, True, "gelu", True, 0),
+    "dec_stack": ("decoder", 2718281828, 16, 2, 32, 2, 2, 5, 6, True, "relu", False, 0),
+    "enc_perturbed": ("encoder", 31415926, 16, 4, 32, 2, 2, 6, 0, False, "gelu", True, 0.25),
+    "dec_perturbed": ("decoder", 27182818, 16, 2, 24, 2, 2, 5, 6, True, "relu", True, 0.25),
 }
 
 
@@ -70,6 +76,13 @@ def padding(batch, s):
     return m
 
 
+def perturb(one, alpha):
+    """Every state_dict() entry += alpha * torch.randn(entry.shape), in torch's order."""
+    with torch.no_grad():
+        for v in one.state_dict().values():  # detached views of the parameters: add_ changes them
+            v.add_(torch.randn(v.shape, dtype=F64), alpha=alpha)
+
+
 def flat_state(one):
     return torch.cat([v.reshape(-1) for v in one.state_dict().values()])
 
@@ -81,9 +94,12 @@ def save(rel, array, seed, note, libs):
 
 
 def run_case(name, spec, libs):
-    kind, seed, d, h, d_ff, n, b, s, t, norm_first, act, pad = spec
+    kind, seed, d, h, d_ff, n, b, s, t, norm_first, act, pad, alpha = spec
     torch.manual_seed(seed)
     one = layer(kind, d, h, d_ff, norm_first, act).eval()
+    init = flat_state(one).detach().numpy().copy()
+    if alpha:
+        perturb(one, alpha)
     model = stack(kind, one, n) if n > 1 else one
     if kind == "encoder":
         x = torch.randn(b, s, d, dtype=F64)
@@ -93,11 +109,12 @@ def run_case(name, spec, libs):
         memory = torch.randn(b, s, d, dtype=F64)
         out = model(tgt, memory, tgt_mask=causal(t), memory_key_padding_mask=padding(b, s) if pad else None)
     what = f"{kind} {'stack of ' + str(n) + ' layers' if n > 1 else 'layer'} d={d} h={h} d_ff={d_ff} " \
-           f"{'pre' if norm_first else 'post'}-norm {act}{', key padding' if pad else ''}"
+           f"{'pre' if norm_first else 'post'}-norm {act}{', key padding' if pad else ''}" \
+           f"{f', every parameter + {alpha} * randn after the initialisation' if alpha else ''}"
     save(f"{name}.out.npy", out.detach().numpy(), seed,
          f"torch.manual_seed({seed}); {what}; inputs randn after the layer (B={b}, S={s}, T={t})", libs)
-    save(f"init.{name}.npy", flat_state(one).detach().numpy(), seed,
-         f"the state_dict() of the {kind} layer ({what}), flattened in torch's order", libs)
+    save(f"init.{name}.npy", init, seed,
+         f"the state_dict() of the {kind} layer ({what}) as initialised, before any perturbation, flattened in torch's order", libs)
     if n > 1:
         print(f"{name}: nn.Transformer{kind.capitalize()}(layer, {n}): {n} deep copies, equal values, no draws")
     return sum(p.numel() for p in one.parameters())
