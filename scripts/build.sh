@@ -3,5 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+source scripts/compiler-cache.sh .
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "${VL_CACHE_ARGS[@]}" "$@" >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"

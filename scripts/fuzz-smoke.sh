@@ -10,7 +10,8 @@ JOBS=${JOBS:-$(nproc)}
 start=$(date +%s)
 # clang and its runtime (libFuzzer) are needed only here, not by the README's two commands.
 scripts/install-deps.sh clang-14 libclang-rt-14-dev
-CC=clang-14 CXX=clang++-14 cmake -S . -B "$BUILD_DIR" -DVL_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+source scripts/compiler-cache.sh .
+CC=clang-14 CXX=clang++-14 cmake -S . -B "$BUILD_DIR" -DVL_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo "${VL_CACHE_ARGS[@]}" >/dev/null
 cmake --build "$BUILD_DIR" -j"$JOBS" --target fuzz_spec_parser fuzz_npy fuzz_onnx_pb
 status=0
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" -L fuzz || status=$?

@@ -14,6 +14,7 @@ DEFAULT_PACKAGES=(
   python3-matplotlib doxygen libjs-mathjax # the literate docs
   chromium chromium-driver python3-selenium # the docs tests: headless Chromium driven by Selenium
   valgrind                                 # memcheck of the CLI in CI (scripts/valgrind.sh)
+  ccache                                   # compiler cache for the build scripts (scripts/compiler-cache.sh)
 )
 if [ $# -gt 0 ]; then PACKAGES=("$@"); else PACKAGES=("${DEFAULT_PACKAGES[@]}"); fi
 

@@ -13,7 +13,8 @@ SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/vl-mutate.XXXXXX")
 start=$(date +%s)
 trap 'rm -rf "$SCRATCH"' EXIT
 git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$SCRATCH"
-cmake -S "$SCRATCH" -B "$SCRATCH/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+source scripts/compiler-cache.sh "$SCRATCH"
+cmake -S "$SCRATCH" -B "$SCRATCH/build" -DCMAKE_BUILD_TYPE=Release "${VL_CACHE_ARGS[@]}" >/dev/null
 status=0
 /usr/bin/python3 scripts/mutate.py --scratch "$SCRATCH" --ci --no-audit --sample "$N" --jobs "$JOBS" --budget-min 5 || status=$?
 echo "mutate-sample.sh: total $(( $(date +%s) - start )) s, status $status"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # AddressSanitizer + UndefinedBehaviorSanitizer: configure build-asan (RelWithDebInfo,
-# -DVL_SANITIZE=ON), build everything, run ctest without the long and fuzz labels.
+# -DVL_SANITIZE=ON), build everything, run ctest without the long, fuzz and browser labels (the
+# browser tests judge generated HTML in Chromium, which the instrumentation does not change).
 # Any sanitizer report fails the test it happens in (UBSan: -fno-sanitize-recover).
 #   scripts/sanitize.sh                 BUILD_DIR=build-asan JOBS=$(nproc)
 # Extra ctest arguments pass through, e.g. scripts/sanitize.sh -R kernels
@@ -9,7 +10,8 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build-asan}
 JOBS=${JOBS:-$(nproc)}
 start=$(date +%s)
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVL_SANITIZE=ON
+source scripts/compiler-cache.sh .
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVL_SANITIZE=ON "${VL_CACHE_ARGS[@]}"
 cmake --build "$BUILD_DIR" -j"$JOBS"
 built=$(date +%s)
 # detect_leaks: LeakSanitizer on exit; halt_on_error: the first report ends the program with a
@@ -17,7 +19,7 @@ built=$(date +%s)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 status=0
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" -LE 'long|fuzz' "$@" || status=$?
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" -LE 'long|fuzz|browser' "$@" || status=$?
 end=$(date +%s)
 echo "sanitize.sh: build $((built - start)) s, tests $((end - built)) s, total $((end - start)) s, ctest status $status"
 exit $status
