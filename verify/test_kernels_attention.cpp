@@ -239,4 +239,14 @@ BOOST_AUTO_TEST_CASE(float_agrees_with_double) {
   BOOST_TEST(err > 0.0);  // the float path really is computed in float
 }
 
+// ONNX's nonpad_kv_seqlen: a batch's key length may be any of 0 … Sk; Sk + 1 would read a key that
+// is not there, so it is refused — exactly at the boundary, with Sk itself accepted.
+BOOST_AUTO_TEST_CASE(a_key_length_beyond_the_keys_is_refused) {
+  xt::xtensor<double, 4> q = xt::random::randn<double>({2, 1, 3, 4});
+  xt::xtensor<double, 4> k = xt::random::randn<double>({2, 1, 5, 4});
+  xt::xtensor<double, 4> v = xt::random::randn<double>({2, 1, 5, 2});
+  BOOST_CHECK_NO_THROW(vl::attention<double>(q, k, v, {.kv_lengths = std::vector<std::size_t>{5, 0}}));
+  BOOST_CHECK_THROW(vl::attention<double>(q, k, v, {.kv_lengths = std::vector<std::size_t>{5, 6}}), std::invalid_argument);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

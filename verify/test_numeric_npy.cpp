@@ -190,6 +190,27 @@ BOOST_AUTO_TEST_CASE(int64_beyond_2_53) {
   check_load_error("i8_too_big.npy", "beyond 2^53", false);  // an element's value, not the layout
   check_load_error("u8_too_big.npy", "beyond 2^53", false);
 }
+// 2^64 = 18446744073709551616 does not fit a size_t. Read digit by digit without the overflow
+// check it would wrap around to 0, and the file would load as an empty array.
+BOOST_AUTO_TEST_CASE(a_dimension_beyond_size_t_is_refused) {
+  TempDir dir;
+  std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (18446744073709551616,), }";
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');  // magic, version, length: 10 bytes
+  header += '\n';
+  const fs::path p = dir.path / "dimension_2_64.npy";
+  {
+    std::ofstream out(p, std::ios::binary);
+    out << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff) << char(header.size() >> 8) << header;
+  }
+  try {
+    vl::npy::load(p);
+    BOOST_ERROR("no error for a dimension of 2^64");
+  } catch (const vl::InputError& e) {
+    BOOST_TEST(std::string(e.what()).find("a dimension is too large") != std::string::npos, e.what());
+    BOOST_TEST(std::string(e.what()).find("dimension_2_64.npy") != std::string::npos, e.what());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(directory_is_not_a_file) {
   BOOST_CHECK_THROW(vl::npy::load(fs::path(VL_SOURCE_DIR) / "verify"), vl::InputError);
 }

@@ -197,6 +197,10 @@ class AuditCli(unittest.TestCase):
         self.assertTrue(os.path.exists(golden + ".received"))
         self.assertEqual(read_bytes(golden), before, "--update must never write the golden itself")
         self.assertFalse(os.path.exists(self.root.path("reference_outputs", "linear-rnn", "main.txt.received")))
+        # The proposal waiting for review is not a golden without provenance.
+        r = self.root.audit("linear-rnn.causal")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertNotIn("not in the manifest", r.stdout + r.stderr)
 
         r = run("accept", "linear-rnn.main", "--root", self.root.dir, env={"CI": "true"})
         self.assertEqual(r.returncode, 2)
