@@ -12,7 +12,7 @@ Lesson lesson() {
   Lesson l;
   l.id = "masking";
   l.spec_file = "specs/masking.md";
-  l.listings.push_back({"masking.main", "vl::lessons::masking::listing_main", listing_main});
+  l.listings.push_back({"masking.main", "vl::lessons::masking::listing_main", listing_main, {backends::Op::multi_head_attention}});
 
   const auto plain = backends::plain();
   const auto diagonal = std::make_shared<CausalMaskBuiltWrong>(plain, "causal-diagonal-blocked", diagonal_blocked);
