@@ -64,6 +64,14 @@ Lesson lesson() {
                       {broken_backend("−1e9 in place of −∞", finite),
                        broken_backend("softmax without the guard (NaN, as torch)", unguarded)}});
 
+  using NoKey = MhaRowWithoutKey::Bug;
+  l.checks.push_back({"masking.mha-fully-masked-row", "nn.MultiheadAttention, a query with no visible key: zero weights, y = out_proj.bias",
+                      mha_fully_masked_row,
+                      {broken_backend("NaN at a row with no visible key, as torch's module",
+                                      std::make_shared<MhaRowWithoutKey>(plain, "mha-no-key-nan", NoKey::nan_as_torch)),
+                       broken_backend("zero output at a row with no visible key: out_proj.bias dropped",
+                                      std::make_shared<MhaRowWithoutKey>(plain, "mha-no-key-bias-dropped", NoKey::bias_dropped))}});
+
   l.checks.push_back({"masking.window-independent", "sliding window w: keys more than w back redrawn, those outputs bit for bit",
                       window_independent,
                       {broken_backend("window one key wider", window_wide),
