@@ -25,16 +25,16 @@ class ConformancePage(SiteHelpers, unittest.TestCase):
     def test_page_shows_this_builds_audits(self):
         from selenium.webdriver.common.by import By
         d = self.open_page(self.page())
-        tables = d.find_elements(By.CSS_SELECTOR, "table")
+        tables = d.find_elements(By.CSS_SELECTOR, "table.markdownTable")
         self.assertGreaterEqual(len(tables), 2, "the claims table and the listings table")
-        header = [th.text for th in tables[0].find_elements(By.CSS_SELECTOR, "tr")[0].find_elements(By.CSS_SELECTOR, "th")]
+        header = [th.text.strip() for th in tables[0].find_elements(By.CSS_SELECTOR, "tr")[0].find_elements(By.CSS_SELECTOR, "th")]
         self.assertEqual(header[:3], ["claim", "tolerance", "plain"], header)
         self.assertEqual(header[3], "fused")
         self.assertEqual(header[4], "numpy-reference")
         self.assertTrue(header[5].startswith("torch"), header)
         rows = {}
         for tr in tables[0].find_elements(By.CSS_SELECTOR, "tr")[1:]:
-            cells = [td.text for td in tr.find_elements(By.CSS_SELECTOR, "td")]
+            cells = [td.text.strip() for td in tr.find_elements(By.CSS_SELECTOR, "td")]
             rows[cells[0]] = cells
         # Each cell is the verdict of the audit JSON the page was built from.
         verdict = {"passed": "PASS", "failed": "FAIL", "not applicable": "N/A"}
@@ -50,7 +50,7 @@ class ConformancePage(SiteHelpers, unittest.TestCase):
                                     f"{c['id']} for {name}: page says {rows[c['id']][2 + i]!r}, the audit {c['status']}")
         self.assertTrue(rows["masking.mha-fully-masked-row"][5].startswith("FAIL"), rows["masking.mha-fully-masked-row"])
         self.assertTrue(rows["masking.mha-fully-masked-row"][4].startswith("PASS"), rows["masking.mha-fully-masked-row"])
-        listings = {tr.find_elements(By.CSS_SELECTOR, "td")[0].text: [td.text for td in tr.find_elements(By.CSS_SELECTOR, "td")]
+        listings = {tr.find_elements(By.CSS_SELECTOR, "td")[0].text.strip(): [td.text.strip() for td in tr.find_elements(By.CSS_SELECTOR, "td")]
                     for tr in tables[1].find_elements(By.CSS_SELECTOR, "tr")[1:]}
         self.assertEqual(listings["masking.main"][3], "PASS", listings["masking.main"])  # the NumPy adapter's listing
         text = d.find_element(By.TAG_NAME, "body").text
