@@ -25,11 +25,28 @@ from vl_candidate import Unsupported, serve  # noqa: E402
 
 
 def visible(attrs, sq, sk, mask):
-    """Boolean (…, Sq, Sk): which keys each query may see (causal, bool mask); None = all."""
+    """Boolean (…, Sq, Sk): which keys each query may see; None = all. Query i of batch b sits at
+    position p = first_query + i, or i + offset (offset 0 top-left, L_b − Sq bottom-right, L_b the
+    batch's key length, Sk without kv_lengths); it sees key j iff j < L_b, j ≤ p (causal),
+    p − left_window ≤ j and j ≤ p + right_window (a window < 0 is unbounded), and the bool mask."""
     allowed = None
-    if attrs.get("causal"):
-        offset = sk - sq if attrs.get("alignment", "top_left") == "bottom_right" else 0
-        allowed = np.arange(sk)[None, :] <= np.arange(sq)[:, None] + offset
+    lengths, first = attrs.get("kv_lengths"), attrs.get("first_query")
+    left, right = attrs.get("left_window", -1), attrs.get("right_window", -1)
+    if attrs.get("causal") or lengths is not None or left >= 0 or right >= 0:
+        L = np.asarray([sk] if lengths is None else lengths, dtype=np.int64)[:, None, None]  # (B or 1, 1, 1)
+        if first is not None:
+            offset = np.full_like(L, first)
+        else:
+            offset = L - sq if attrs.get("alignment", "top_left") == "bottom_right" else np.zeros_like(L)
+        p, j = np.arange(sq)[None, :, None] + offset, np.arange(sk)[None, None, :]
+        ok = j < L
+        if attrs.get("causal"):
+            ok = ok & (j <= p)
+        if left >= 0:
+            ok = ok & (j >= p - left)
+        if right >= 0:
+            ok = ok & (j <= p + right)
+        allowed = ok[:, None]  # (B or 1, 1, Sq, Sk)
     if mask is not None and mask.dtype == np.bool_:
         allowed = mask if allowed is None else (allowed & mask)
     return allowed
@@ -176,4 +193,4 @@ if __name__ == "__main__":
         "mha": mha,
         "positional_encoding": positional_encoding,
         "linear_attention": linear_attention,
-    })
+    }, attrs=["kv_lengths", "window", "first_query"])

@@ -58,8 +58,10 @@ def _answer(request, ops):
     return {"id": rid, "ok": True}
 
 
-def serve(name, ops):
-    """Answer vl-candidate/1 requests on stdin until it ends. ops: request op -> function."""
+def serve(name, ops, attrs=()):
+    """Answer vl-candidate/1 requests on stdin until it ends. ops: request op -> function;
+    attrs: the optional attrs the functions implement (the hello lists them: "kv_lengths",
+    "window", "first_query"; the suite sends none that is not listed)."""
     out = sys.stdout
     sys.stdout = sys.stderr  # print() in an adapter must not corrupt the protocol
     for line in sys.stdin:
@@ -73,7 +75,7 @@ def serve(name, ops):
             try:
                 reply = _answer(request, ops)
                 if reply is None:
-                    reply = {"id": request.get("id"), "ok": True, "name": name, "ops": sorted(ops)}
+                    reply = {"id": request.get("id"), "ok": True, "name": name, "ops": sorted(ops), "attrs": sorted(attrs)}
             except Exception as e:  # reported to the suite, never a silent pass
                 traceback.print_exc(file=sys.stderr)
                 reply = {"id": request.get("id"), "ok": False, "error": f"{type(e).__name__}: {e}"}

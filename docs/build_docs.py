@@ -15,9 +15,9 @@ the audit again; likewise --specs (or VL_SPEC_JSON) for the spec export and --ar
 VL_ARRAYS_JSON) for `lessons export --json`, the listings' arrays the plots and "try it" panels
 show. A plot whose data is there but cannot be drawn fails the build (generate.py).
 
-Extra pages: every *.md in docs/pages/ (e.g. the conformance matrix of issue 19, generated there
-or written by hand) is handed to Doxygen with the lesson pages, and every *.html, *.json, *.svg
-and *.js there is copied into the site beside them, so a page's \\htmlonly block can load them.
+The conformance matrix (issue 19) is written into OUT/pages from this build's audits
+(docs/conformance_page.py). Extra pages: every *.md in docs/pages/ is handed to Doxygen with the
+lesson pages, and every *.html, *.json, *.svg and *.js there is copied into the site beside them, so a page's \\htmlonly block can load them.
 """
 import argparse
 import os
@@ -74,6 +74,15 @@ def take_or_run(given, out: Path, lessons, verb: str, source: Path, option: str)
           + (" (the pages show what fails, in red)" if run.returncode else ""))
 
 
+def write_conformance_matrix(lessons, source: Path, out: Path, pages: Path, audit: Path):
+    """Issue 19: the conformance page from this build's audits (docs/conformance_page.py)."""
+    from conformance_page import ConformanceError, write_conformance_page
+    try:
+        print(f"build_docs.py: conformance matrix {write_conformance_page(lessons, source, out, pages, audit)}")
+    except ConformanceError as e:
+        fail(f"conformance matrix: {e}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lessons", type=Path, help="the lessons binary (not needed with --audit and --specs)")
@@ -103,6 +112,8 @@ def main():
                          + (["--seeds", str(args.seeds)] if args.seeds else []))
     if gen.returncode:
         fail("generate.py failed")
+
+    write_conformance_matrix(args.lessons, source, out, pages, audit)
 
     # Extra pages (docs/pages/): Markdown goes through Doxygen with the lessons, assets are copied.
     extra = HERE / "pages"

@@ -30,9 +30,10 @@ def load(path):
             r = json.load(f)
         name = r["provenance"]["backend"].split(" (", 1)[0]
         claims = {c["id"]: c for lesson in r["lessons"] for c in lesson["claims"]}
+        listings = {li["id"]: li for lesson in r["lessons"] for li in lesson["listings"]}
     except (OSError, ValueError, KeyError, TypeError) as e:
         die(f"{path}: not an audit JSON ({type(e).__name__}: {e})")
-    return name, claims, r["provenance"]
+    return name, claims, r["provenance"], listings
 
 
 def measured(claim):
@@ -61,14 +62,14 @@ def escape(text):
 
 def page(audits):
     order, statements, tolerances = [], {}, {}
-    for _, claims, _ in audits:
+    for _, claims, _, _ in audits:
         for cid, c in claims.items():
             if c.get("subject") == "our-code" or cid in statements:
                 continue
             order.append(cid)
             statements[cid] = c["statement"]
             tolerances[cid] = c["tolerance"]
-    names = [name for name, _, _ in audits]
+    names = [name for name, _, _, _ in audits]
     out = ["# Conformance matrix", "",
            "Every claim about the computation, run against each implementation with the spec's tolerance "
            "(`lessons audit --json`; `docs/candidates.md` says how to add yours). A cell is the verdict and the "
@@ -77,20 +78,37 @@ def page(audits):
            "| claim | tolerance | " + " | ".join(names) + " |",
            "| --- | --- | " + " | ".join("---" for _ in names) + " |"]
     for cid in order:
-        out.append(f"| `{cid}` | {tolerances[cid]} | " + " | ".join(cell(claims.get(cid)) for _, claims, _ in audits) + " |")
+        out.append(f"| `{cid}` | {tolerances[cid]} | " + " | ".join(cell(claims.get(cid)) for _, claims, _, _ in audits) + " |")
+    listing_ids = []
+    for *_, listings in audits:
+        listing_ids += [i for i in listings if i not in listing_ids]
+    out += ["", "## Listings", "",
+            "Each listing's documented lines (with the spec's comparison rules) and numeric goldens, computed "
+            "through the implementation when the listing's computation is operations it has; N/A: the listing is "
+            "our own code throughout (a timing, our RNG's experiment), or the implementation lacks an operation.", "",
+            "| listing | " + " | ".join(names) + " |", "| --- | " + " | ".join("---" for _ in names) + " |"]
+    for lid in listing_ids:
+        out.append(f"| `{lid}` | " + " | ".join(
+            VERDICT.get(li[lid]["status"], li[lid]["status"]) if lid in li else "—" for *_, li in audits) + " |")
     out += ["", "## Where an implementation departs from the lesson", ""]
     any_departure = False
-    for name, claims, _ in audits:
+    for name, claims, _, _ in audits:
         for cid in order:
             c = claims.get(cid)
             if c and c["status"] not in ("passed", "not applicable"):
                 any_departure = True
                 out.append(f"- **{name}**, `{cid}` ({VERDICT.get(c['status'], c['status'])}): the claim says: "
                            f"{escape(statements[cid])} The audit found: {escape(c['why'])}")
+    for name, _, _, listings in audits:
+        for lid in listing_ids:
+            li = listings.get(lid)
+            if li and li["status"] not in ("passed", "not applicable"):
+                any_departure = True
+                out.append(f"- **{name}**, listing `{lid}` ({VERDICT.get(li['status'], li['status'])}): {escape(li['why'])}")
     if not any_departure:
         out.append("None: every applicable claim passed for every implementation.")
     out += ["", "## Provenance", ""]
-    for name, _, p in audits:
+    for name, _, p, _ in audits:
         out.append(f"- **{name}**: {escape(p.get('backend', ''))}; commit {p.get('commit', '?')}, {p.get('date', '?')}")
     return "\n".join(out) + "\n"
 

@@ -1,6 +1,7 @@
 // The audit against backends other than our default: a claim whose operation the backend lacks
-// is not applicable (never passed), a claim about our code and every listing are not applicable
-// to a backend that is not ours, an audit where nothing ran is not a pass, a control that
+// is not applicable (never passed), a claim about our code and a listing that is our code
+// throughout are not applicable to a backend that is not ours, a listing computed by backend
+// operations runs through the audited backend (and is not applicable where it lacks them), an audit where nothing ran is not a pass, a control that
 // cannot run is an error, and a claim about the computation accepts only broken backends as
 // controls. Uses the real attention lesson and small backends made here.
 #define BOOST_TEST_MODULE audit backends
@@ -51,26 +52,37 @@ const vl::ClaimResult& claim(const vl::AuditReport& report, const std::string& i
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(a_foreign_backend_runs_the_computation_claims_only) {
-  const auto report = audit(std::make_shared<Foreign>(), {"attention.convex-combination", "attention.score-std", "attention.lookup"});
+  const auto report = audit(std::make_shared<Foreign>(),
+                            {"attention.convex-combination", "attention.score-std", "attention.lookup", "attention.scale"});
   const auto& convex = claim(report, "attention.convex-combination");
   BOOST_TEST((convex.status == vl::Status::passed), convex.why);
   const auto& ours = claim(report, "attention.score-std");
   BOOST_TEST((ours.status == vl::Status::not_applicable));
   BOOST_TEST(ours.why.find("about our own code") != std::string::npos, ours.why);
-  BOOST_TEST((report.lessons[0].listings.at(0).status == vl::Status::not_applicable));
+  // Listing 1 computes through the foreign attention (and passes: it is ours underneath); listing 2
+  // is our experiment's arithmetic throughout.
+  const auto& lookup = report.lessons[0].listings.at(0);
+  BOOST_TEST(lookup.id == "attention.lookup");
+  BOOST_TEST((lookup.status == vl::Status::passed), lookup.why);
+  const auto& scale = report.lessons[0].listings.at(1);
+  BOOST_TEST((scale.status == vl::Status::not_applicable));
+  BOOST_TEST(scale.why.find("our own code") != std::string::npos, scale.why);
   // The controls still run, against our broken variants, and are rejected.
   for (const auto& c : ours.checks)
     for (const auto& ctl : c.controls) BOOST_TEST(ctl.rejected, ctl.name);
-  BOOST_TEST(report.passed() == 1);
+  BOOST_TEST(report.passed() == 2);
   BOOST_TEST(report.not_applicable() == 2);
   BOOST_TEST(report.ok());
 }
 
 BOOST_AUTO_TEST_CASE(the_fused_backend_lacks_the_weights) {
-  const auto report = audit(vl::backends::find("fused"), {"attention.matches-torch", "attention.convex-combination"});
+  const auto report = audit(vl::backends::find("fused"), {"attention.matches-torch", "attention.convex-combination", "attention.lookup"});
   const auto& torch = claim(report, "attention.matches-torch");
   BOOST_TEST((torch.status == vl::Status::not_applicable));
   BOOST_TEST(torch.why.find("attention-weights") != std::string::npos, torch.why);
+  const auto& lookup = report.lessons[0].listings.at(0);  // listing 1 prints the weights
+  BOOST_TEST((lookup.status == vl::Status::not_applicable));
+  BOOST_TEST(lookup.why.find("attention-weights") != std::string::npos, lookup.why);
   BOOST_TEST((claim(report, "attention.convex-combination").status == vl::Status::passed));
   BOOST_TEST(report.ok());
   BOOST_TEST(report.failed() == 0);

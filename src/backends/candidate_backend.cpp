@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 #include <xtensor/xoperation.hpp>
 
+#include "backends/candidate_signals.hpp"
 #include "core/errors.hpp"
 #include "numeric/npy.hpp"
 
@@ -31,6 +32,7 @@ std::string shape_text(const std::vector<std::size_t>& s) { return fmt::format("
 class CandidateBackend::Request {
  public:
   Request(const CandidateBackend& b, std::string op, Op which) : b_(b), op_(std::move(op)), which_(which) {
+    candidate_signals::throw_if_interrupted();  // SIGINT/SIGTERM: no new request, unwind
     std::lock_guard lock(b_.mutex_);
     id_ = b_.next_id_++;
     dir_ = b_.dir_ / fmt::format("r{}", id_);
@@ -58,6 +60,7 @@ class CandidateBackend::Request {
     if (!b_.dead_.empty()) throw CandidateError(fmt::format("{}: not sent: {}", where(), b_.dead_));
     const json request = {{"id", id_}, {"op", op_}, {"inputs", inputs_}, {"attrs", attrs}, {"outputs", outputs_}};
     const auto reply = b_.process_->exchange(request.dump(), b_.options_.timeout);
+    candidate_signals::throw_if_interrupted();  // the watcher killed it: not a crash of its own
     if (reply.outcome == CandidateProcess::Outcome::timed_out) {
       b_.dead_ = fmt::format("the candidate timed out at request {} ({}) and was killed; nothing more is sent", id_, op_);
       throw CandidateError(fmt::format("{}: the candidate {}{}", where(), reply.status, b_.stderr_tail()));
@@ -119,6 +122,8 @@ class CandidateBackend::Request {
   [[noreturn]] void refuse(const std::string& why) const {
     throw CandidateRefused(which_, fmt::format("candidate '{}' has no {}: {}", b_.name_, op_, why));
   }
+  /// The hello listed this optional attr ("attrs": [...]): the candidate implements it.
+  bool knows(const std::string& attr) const { return b_.attrs_.count(attr) > 0; }
 
  private:
   std::string where() const { return fmt::format("candidate '{}', request {} ({})", b_.name_, id_, op_); }
@@ -134,12 +139,14 @@ CandidateBackend::CandidateBackend(CandidateOptions options) : options_(std::mov
   std::string pattern = (std::filesystem::temp_directory_path() / "vl-candidate-XXXXXX").string();
   if (!mkdtemp(pattern.data())) throw CandidateError(fmt::format("cannot make a temporary folder {}", pattern));
   dir_ = pattern;
+  candidate_signals::add_dir(dir_);
   try {
     start();
   } catch (...) {
     process_.reset();
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
+    candidate_signals::remove_dir(dir_);
     throw;
   }
 }
@@ -148,13 +155,16 @@ CandidateBackend::~CandidateBackend() {
   process_.reset();  // stops it and its process group
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
+  candidate_signals::remove_dir(dir_);
 }
 
 void CandidateBackend::start() const {
+  candidate_signals::throw_if_interrupted();
   process_.reset();
   process_ = std::make_unique<CandidateProcess>(options_.command, dir_ / "stderr.log");
   const json hello = {{"id", 0}, {"op", "hello"}, {"protocol", "vl-candidate/1"}};
   const auto reply = process_->exchange(hello.dump(), options_.timeout);
+  candidate_signals::throw_if_interrupted();  // the watcher killed it during the hello
   const std::string who = fmt::format("candidate '{}'", options_.command);
   if (reply.outcome != CandidateProcess::Outcome::reply)
     throw CandidateError(fmt::format("{}: no reply to the hello: it {}{}", who, reply.status, stderr_tail()));
@@ -171,6 +181,10 @@ void CandidateBackend::start() const {
   self.ops_.clear();
   for (const auto& op : r["ops"])
     if (op.is_string()) self.ops_.insert(op.get<std::string>());
+  self.attrs_.clear();  // the optional attrs it implements; one it does not list is never sent
+  if (r.contains("attrs") && r["attrs"].is_array())
+    for (const auto& a : r["attrs"])
+      if (a.is_string()) self.attrs_.insert(a.get<std::string>());
 }
 
 std::string CandidateBackend::stderr_tail() const {
@@ -225,9 +239,21 @@ template <class T>
 void attention_request(CandidateBackend::Request& r, const AttentionOptions<T>& o) {
   if (o.return_scores) throw CandidateRefused(Op::attention_scores, "vl-candidate/1 has no score stages (qk_matmul_output)");
   if (o.round) throw CandidateRefused(Op::attention_storage_rounding, "vl-candidate/1 has no storage rounding");
-  if (o.kv_lengths) r.refuse("vl-candidate/1 carries no per-batch key lengths (nonpad_kv_seqlen)");
-  if (o.left_window >= 0 || o.right_window >= 0) r.refuse("vl-candidate/1 carries no sliding window");
-  if (o.first_query) r.refuse("vl-candidate/1 carries no query position (first_query)");
+  // Optional attrs (docs/candidates.md): sent only to a candidate whose hello lists them, so that
+  // one that does not know them is not applicable rather than judged on what it ignored.
+  if (o.kv_lengths) {
+    if (!r.knows("kv_lengths")) r.refuse("its hello lists no attr 'kv_lengths' (vl-candidate/1's per-batch key lengths, nonpad_kv_seqlen)");
+    r.attrs["kv_lengths"] = *o.kv_lengths;
+  }
+  if (o.left_window >= 0 || o.right_window >= 0) {
+    if (!r.knows("window")) r.refuse("its hello lists no attr 'window' (vl-candidate/1's sliding window, left_window/right_window)");
+    r.attrs["left_window"] = o.left_window;
+    r.attrs["right_window"] = o.right_window;
+  }
+  if (o.first_query) {
+    if (!r.knows("first_query")) r.refuse("its hello lists no attr 'first_query' (vl-candidate/1's query position, a KV cache's past length)");
+    r.attrs["first_query"] = *o.first_query;
+  }
   r.attrs["causal"] = o.causal;
   r.attrs["alignment"] = o.alignment == CausalAlignment::top_left ? "top_left" : "bottom_right";
   r.attrs["scale"] = o.scale ? json(double(*o.scale)) : json(nullptr);

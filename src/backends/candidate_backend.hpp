@@ -15,7 +15,8 @@
 // What can go wrong, and what the audit then says:
 //   the candidate replies "unsupported: ..."  → CandidateRefused (an Unsupported): not applicable
 //   an option vl-candidate/1 cannot carry     → CandidateRefused: not applicable
-//   (windows, KV lengths, score stages, storage rounding)
+//   (score stages, storage rounding), or an optional attr the hello did not list
+//   (kv_lengths, window, first_query)
 //   any other error, garbage, a wrong id, a wrong output shape or dtype → CandidateError: ERROR
 //   it crashes                                → ERROR; restarted once; after a second crash or a
 //   it hangs past the timeout                   timeout nothing more is sent: every later call is an ERROR
@@ -93,6 +94,7 @@ class CandidateBackend : public Backend {
   std::filesystem::path dir_;              // our temporary folder: requests' .npy files, the log
   std::string name_ = "candidate";
   std::set<std::string> ops_;              // what the hello listed
+  std::set<std::string> attrs_;            // the optional attrs it listed (kv_lengths, window, first_query)
   mutable std::mutex mutex_;
   mutable std::unique_ptr<CandidateProcess> process_;
   mutable int next_id_ = 1;

@@ -3,6 +3,8 @@
 // SIGPIPE), a pipe for its stdout, read with poll(2) against a deadline.
 #include "backends/candidate_process.hpp"
 
+#include "backends/candidate_signals.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -53,6 +55,10 @@ CandidateProcess::CandidateProcess(const std::string& command, const std::filesy
   close(err);
   to_child_ = in[0];
   from_child_ = out[0];
+  if (!candidate_signals::add_group(pid)) {  // a signal came while we started it
+    kill();
+    candidate_signals::throw_if_interrupted();
+  }
 }
 
 CandidateProcess::~CandidateProcess() {
@@ -72,6 +78,7 @@ std::string CandidateProcess::reap_status() {
     const pid_t r = waitpid(pid_, &status, WNOHANG);
     if (r == pid_) {
       ::kill(-pid_, SIGKILL);  // whatever it left behind in its group
+      candidate_signals::remove_group(pid_);
       pid_ = -1;
       kill();
       return status_text(status);
@@ -92,6 +99,7 @@ void CandidateProcess::kill() {
       ::kill(-pid_, SIGKILL);
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
+    candidate_signals::remove_group(pid_);
     pid_ = -1;
   }
   if (to_child_ >= 0) close(to_child_);

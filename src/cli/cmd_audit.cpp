@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "backends/candidate_backend.hpp"
+#include "backends/candidate_signals.hpp"
 #include "backends/registry.hpp"
 #include "cli/commands.hpp"
 #include "core/errors.hpp"
@@ -43,6 +44,7 @@ void audit(const AuditArgs& args) {
     if (!(args.candidate_timeout > 0) || args.candidate_timeout > 86400)
       throw InputError(fmt::format("--candidate-timeout {}: give a number of seconds above 0 (and at most a day)", args.candidate_timeout));
     if (args.backend != "plain") throw InputError("--candidate and --backend: judge one implementation at a time");
+    backends::candidate_signals::install();  // SIGINT/SIGTERM: the candidate stopped, its folder removed
     backends::CandidateOptions co;
     co.command = args.candidate;
     co.timeout = std::chrono::milliseconds(std::llround(args.candidate_timeout * 1000));
@@ -147,7 +149,15 @@ void add_audit_command(CLI::App& app) {
   cmd->add_option("--junit", args->junit, "Write JUnit XML (one test case per claim and listing) to this file");
   cmd->add_flag("--update", args->update, "Write <golden>.received beside each generated golden that differs");
   cmd->add_flag("-v,--verbose", args->verbose, "Show every check, control and line, not only failures");
-  cmd->callback([args] { audit(*args); });
+  cmd->callback([args] {
+    try {
+      audit(*args);
+    } catch (const backends::candidate_signals::Interrupted& i) {
+      // audit() has unwound: the candidate is stopped and its folder gone. End as the signal would.
+      std::cerr << fmt::format("lessons audit: interrupted by signal {}; the candidate was stopped\n", i.signal);
+      backends::candidate_signals::die(i.signal);
+    }
+  });
 
   auto listing = std::make_shared<std::string>();
   auto all = std::make_shared<bool>(false);

@@ -63,6 +63,8 @@ int AuditReport::not_applicable() const {
   return n;
 }
 
+const backends::Backend& ListingContext::implementation() const { return backend ? *backend : *backends::plain(); }
+
 std::filesystem::path default_root() {
   if (std::filesystem::is_directory("specs")) return std::filesystem::current_path();
   return VL_SOURCE_DIR;
@@ -226,19 +228,41 @@ ArrayResult compare_array(const std::filesystem::path& golden_dir, const ArrayGo
   return r;
 }
 
+// A listing whose computation is backend operations (Listing::ops) runs them on the audited
+// backend, and its printed lines and arrays judge that backend with the spec's rules and
+// tolerances; one that is our own code throughout runs for our backends only.
 ListingResult run_listing(const ListingSpec& spec, const Listing* code, const Spec& lesson_spec,
-                          const std::filesystem::path& golden_dir, bool update) {
+                          const std::filesystem::path& golden_dir, bool update, const backends::Backend& backend) {
   ListingResult r;
   r.id = spec.id;
   r.function = spec.function;
+  if (code)
+    for (backends::Op op : code->ops) r.operations.push_back(backends::to_string(op));
   if (!code) {
     r.status = Status::untested;
     r.why = fmt::format("no C++ listing '{}' is registered", spec.id);
     return r;
   }
+  if (!backend.ours() && code->ops.empty()) {
+    r.status = Status::not_applicable;
+    r.why = fmt::format("the listing is our own code throughout (no backend operation); '{}' is not one of our backends",
+                        backend.name());
+    return r;
+  }
   ListingOutput out;
   try {
-    out = code->run(ListingContext{golden_dir});
+    out = code->run(ListingContext{golden_dir, &backend});
+  } catch (const backends::Unsupported& e) {
+    // As for a claim: a backend that lacks one of the listing's operations (or an option of it)
+    // is not judged by it; one that has it and refuses it is an error.
+    if (backend.supports(e.op) && !dynamic_cast<const backends::UnsupportedOption*>(&e)) {
+      r.status = Status::error;
+      r.why = fmt::format("backend '{}' says it has {} but refused it: {}", backend.name(), backends::to_string(e.op), e.what());
+    } else {
+      r.status = Status::not_applicable;
+      r.why = e.what();
+    }
+    return r;
   } catch (const std::exception& e) {
     r.status = Status::error;
     r.why = fmt::format("the listing threw: {}", e.what());
@@ -270,7 +294,7 @@ ListingResult run_listing(const ListingSpec& spec, const Listing* code, const Sp
     if (it == out.arrays.end()) {
       r.arrays.push_back({a.name, a.golden, a.abs_tolerance, INFINITY, false, "the listing produced no such array"});
     } else {
-      r.arrays.push_back(compare_array(golden_dir, a, it->second, update));
+      r.arrays.push_back(compare_array(golden_dir, a, it->second, update && backend.ours()));  // never a golden from a candidate
     }
     if (!r.arrays.back().passed && r.status == Status::passed) {
       r.status = Status::failed;
@@ -329,17 +353,8 @@ LessonResult audit_lesson(const Lesson& lesson, const AuditOptions& options, con
   for (const auto& ls : spec.listings) {
     if (!selected(options.select, lesson.id, ls.id)) continue;
     const auto it = std::find_if(lesson.listings.begin(), lesson.listings.end(), [&](auto& l) { return l.id == ls.id; });
-    if (!backend.ours() && it != lesson.listings.end()) {  // a listing is our code printing what the lesson printed
-      ListingResult na;
-      na.id = ls.id;
-      na.function = ls.function;
-      na.status = Status::not_applicable;
-      na.why = fmt::format("a listing's golden checks our own code; '{}' is not one of our backends", backend.name());
-      r.listings.push_back(na);
-      continue;
-    }
     r.listings.push_back(run_listing(ls, it == lesson.listings.end() ? nullptr : &*it, spec,
-                                     options.root / "reference_outputs", options.update));
+                                     options.root / "reference_outputs", options.update, backend));
   }
   const std::string prefix = (options.root / "reference_outputs" / lesson.id).string() + "/";
   for (const auto& p : golden_problems)

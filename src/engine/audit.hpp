@@ -74,6 +74,7 @@ struct ListingResult {
   std::vector<std::string> produced;
   std::vector<ArrayResult> arrays;
   std::string why;
+  std::vector<std::string> operations;  // the backend operations it computes through; empty: our code throughout
 };
 
 struct LessonResult {

@@ -19,6 +19,7 @@ namespace vl {
 
 namespace backends {
 class Backend;
+enum class Op;
 }
 
 /// A named run of numbers a check measured along the way (counts against n, ...), for plots
@@ -81,15 +82,23 @@ struct ListingOutput {
 };
 
 /// What a listing runs with: where the audited root keeps its goldens (some listings print
-/// their difference from a reference's output).
+/// their difference from a reference's output), and the implementation its backend operations
+/// (Listing::ops) run on: the audited backend, ours or anyone's.
 struct ListingContext {
-  std::filesystem::path goldens;  // reference_outputs/ of the audited root
+  std::filesystem::path goldens;                 // reference_outputs/ of the audited root
+  const backends::Backend* backend = nullptr;    // null: plain (lessons run, lessons export)
+  /// The backend the listing computes through: *backend, or plain when none was given.
+  const backends::Backend& implementation() const;
 };
 
 struct Listing {
   std::string id;           // "linear-rnn.main"
   std::string function;     // the C++ function that reproduces it (named in the spec too)
   std::function<ListingOutput(const ListingContext&)> run;
+  /// The backend operations its computation runs through (ctx.implementation()), so that its
+  /// goldens judge any backend that has them. Empty: the listing is our own code throughout (a
+  /// timing, our RNG's experiment, our kernels compared with each other), run for our backends only.
+  std::vector<backends::Op> ops{};
 };
 
 struct Lesson {

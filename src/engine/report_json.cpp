@@ -60,7 +60,7 @@ nlohmann::json claim_json(const ClaimResult& c) {
 
 nlohmann::json listing_json(const ListingResult& l) {
   nlohmann::json j = {{"id", l.id}, {"function", l.function}, {"status", to_string(l.status)}, {"why", l.why},
-                      {"produced", l.produced}, {"lines", nlohmann::json::array()}, {"arrays", nlohmann::json::array()}};
+                      {"operations", l.operations}, {"produced", l.produced}, {"lines", nlohmann::json::array()}, {"arrays", nlohmann::json::array()}};
   for (const auto& v : l.lines) {
     nlohmann::json vj = {{"line", v.line}, {"documented", v.documented}, {"produced", v.produced},
                          {"rule", v.rule}, {"passed", v.passed}, {"detail", v.detail}};

@@ -1,4 +1,5 @@
 // Lesson attention: the registration table (the sections are in attention_<section>.cpp).
+#include "backends/backend.hpp"
 #include "lessons/attention.hpp"
 
 namespace vl::lessons::attention {
@@ -8,7 +9,8 @@ Lesson lesson() {
   l.id = "attention";
   l.spec_file = "specs/attention.md";
   l.listings = {
-      {"attention.lookup", "vl::lessons::attention::listing_lookup", listing_lookup},
+      {"attention.lookup", "vl::lessons::attention::listing_lookup", listing_lookup,
+       {backends::Op::attention, backends::Op::attention_weights}},
       {"attention.scale", "vl::lessons::attention::listing_scale", listing_scale},
       {"attention.heads", "vl::lessons::attention::listing_heads", listing_heads},
       {"attention.cost", "vl::lessons::attention::listing_cost", listing_cost},

@@ -181,8 +181,9 @@ FamilyInputs<float> draw<float>(const Shape& s, std::uint64_t seed) {
 // compared with NumPy's recurrence (verify/reference/linear_family_goldens.py).
 
 // [linear-family.main]
-ListingOutput listing_main(const ListingContext&) {
+ListingOutput listing_main(const ListingContext& ctx) {
   const std::size_t T = 6, hq = 2, hkv = 1, dk = 4, dv = 3, chunk = 4;
+  const backends::Backend& b = ctx.implementation();  // the audited backend's LinearAttention
   numpy::Generator rng(21);
   auto draw3 = [&](std::size_t width) {
     xt::xtensor<double, 3> a = xt::zeros<double>({std::size_t(1), T, width});
@@ -208,9 +209,9 @@ ListingOutput listing_main(const ListingContext&) {
                                   hkv * dk, T, hkv * dv, hq, hkv));
   FamilyResult<double> last;
   for (UpdateRule rule : kRules) {
-    const FamilyResult<double> rec = vl::linear_family<double>(in, {rule, FamilyForm::recurrent, chunk, {}});
-    const FamilyResult<double> par = vl::linear_family<double>(in, {rule, FamilyForm::parallel, chunk, {}});
-    last = vl::linear_family<double>(in, {rule, FamilyForm::chunked, chunk, {}});
+    const FamilyResult<double> rec = b.linear_family(in, {rule, FamilyForm::recurrent, chunk, {}});
+    const FamilyResult<double> par = b.linear_family(in, {rule, FamilyForm::parallel, chunk, {}});
+    last = b.linear_family(in, {rule, FamilyForm::chunked, chunk, {}});
     const double g = std::max({gap(par, rec), gap(last, rec)});
     out.lines.push_back(fmt::format("{}: the three forms agree to 1e-12: {}", to_string(rule), g < 1e-12 ? "True" : "False"));
     out.arrays[std::string("O_") + to_string(rule)] = merge_heads<double>(last.o);

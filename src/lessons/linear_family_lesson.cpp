@@ -24,7 +24,7 @@ Lesson lesson() {
   Lesson l;
   l.id = "linear-family";
   l.spec_file = "specs/linear_family.md";
-  l.listings.push_back({"linear-family.main", "vl::lessons::linear_family::listing_main", listing_main});
+  l.listings.push_back({"linear-family.main", "vl::lessons::linear_family::listing_main", listing_main, {backends::Op::linear_family}});
 
   l.checks.push_back({"linear-family.forms-agree", "each rule's three forms against ONNX's recurrence, 6 shapes, every chunk size",
                       forms_agree,

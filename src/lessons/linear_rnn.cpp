@@ -35,21 +35,23 @@ Inputs draw_inputs(std::size_t n, std::size_t d_k, std::size_t d_v, std::uint64_
 
 // ---------------------------------------------------------------------------------------------
 // The listing (seed notebook 000, all four cells): n = 6, d_k = 4, d_v = 5, B = 4, seed 0.
-// Our own reproduction of the notebook's printed lines: it runs our kernels.
+// Our own reproduction of the notebook's printed lines: its three forms run on the audited
+// backend (ours, or anyone's), the state's shape is our kernel's.
 
 // [linear-rnn.main]
-ListingOutput listing_main(const ListingContext&) {
+ListingOutput listing_main(const ListingContext& ctx) {
   const std::size_t n = 6, d_k = 4, d_v = 5, B = 4;
+  const backends::Backend& b = ctx.implementation();
   const Inputs in = draw_inputs(n, d_k, d_v, 0);
   ListingOutput out;
   auto& print = out.lines;
   print.push_back(fmt::format("Q, K: {}  V: {}", numpy::format_shape({n, d_k}), numpy::format_shape({n, d_v})));
 
-  const Matrix o_par = linear_attention_parallel<double>(in.pq, in.pk, in.v);
+  const Matrix o_par = b.linear_parallel(in.pq, in.pk, in.v);
   print.push_back(fmt::format("matrice di attenzione: {} -> cresce come n^2", numpy::format_shape({n, n})));
   print.push_back(fmt::format("output O_par: {}", numpy::format_shape({o_par.shape(0), o_par.shape(1)})));
 
-  const Matrix o_rec = linear_attention_recurrent<double>(in.pq, in.pk, in.v);
+  const Matrix o_rec = b.linear_recurrent(in.pq, in.pk, in.v);
   LinearAttentionState<double> state(d_k, d_v);
   print.push_back(fmt::format("stato S: {} -> fisso, indipendente da n",
                               numpy::format_shape({state.S().shape(0), state.S().shape(1)})));
@@ -58,7 +60,7 @@ ListingOutput listing_main(const ListingContext&) {
   print.push_back(fmt::format("max |differenza| < 1e-12: {}", numpy::python_bool(gap < 1e-12)));
   print.push_back(fmt::format("le due forme coincidono: {}", numpy::python_bool(numpy::allclose(o_par, o_rec))));
 
-  const Matrix o_blk = linear_attention_chunked<double>(in.pq, in.pk, in.v, B);
+  const Matrix o_blk = b.linear_chunked(in.pq, in.pk, in.v, B);
   print.push_back(fmt::format("a blocchi == ricorrente: {}", numpy::python_bool(numpy::allclose(o_blk, o_rec))));
   print.push_back(fmt::format("a blocchi == parallela: {}", numpy::python_bool(numpy::allclose(o_blk, o_par))));
   print.push_back(fmt::format("scarto massimo < 1e-12: {}", numpy::python_bool(numpy::max_abs_diff(o_blk, o_rec) < 1e-12)));

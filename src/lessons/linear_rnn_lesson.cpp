@@ -58,7 +58,8 @@ Lesson lesson() {
   Lesson l;
   l.id = "linear-rnn";
   l.spec_file = "specs/linear_rnn.md";
-  l.listings.push_back({"linear-rnn.main", "vl::lessons::linear_rnn::listing_main", listing_main});
+  l.listings.push_back({"linear-rnn.main", "vl::lessons::linear_rnn::listing_main", listing_main,
+                        {backends::Op::linear_parallel, backends::Op::linear_recurrent, backends::Op::linear_chunked}});
 
   l.checks.push_back({"linear-rnn.forms-agree", "parallel, recurrent and chunked forms over 9 shapes and every chunk size",
                       forms_agree,

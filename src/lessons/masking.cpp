@@ -53,8 +53,9 @@ std::string python_str_list(const std::vector<std::string>& items) {
 }  // namespace
 
 // [masking.main]
-ListingOutput listing_main(const ListingContext&) {
+ListingOutput listing_main(const ListingContext& ctx) {
   const std::size_t d = 16, h = 4, n = 8, changed_from = 5;
+  const backends::Backend& mha_of = ctx.implementation();  // the audited backend's nn.MultiheadAttention
   torch_rng::Generator gen(0);  // torch.manual_seed(0)
   const MhaParameters<double> mha = torch_rng::mha_init<double>(gen, d, h);
   const xt::xtensor<bool, 2> causal = causal_blocked(n, n);  // triu(ones, diagonal=1): true = blocked
@@ -71,8 +72,8 @@ ListingOutput listing_main(const ListingContext&) {
   for (const auto& [name, tag, masked] : {std::tuple{"senza maschera", "unmasked", false}, std::tuple{"con maschera causale", "causal", true}}) {
     MhaOptions<double> o;
     if (masked) o.attn_mask = xt::xarray<bool>(causal);
-    const MhaResult<double, 3> y = multi_head_self_attention<double, 3>(x, mha, h, o);
-    const MhaResult<double, 3> y2 = multi_head_self_attention<double, 3>(x2, mha, h, o);
+    const MhaResult<double, 3> y = mha_of.multi_head_attention(x, x, x, mha, h, o);  // self-attention: query = key = value
+    const MhaResult<double, 3> y2 = mha_of.multi_head_attention(x2, x2, x2, mha, h, o);
     const xt::xtensor<double, 1> diff = xt::amax(xt::abs(xt::view(y.output, 0) - xt::view(y2.output, 0)), {1});
     std::vector<std::string> printed;
     for (double v : diff) printed.push_back(fmt::format("{:.1e}", v));

@@ -43,6 +43,11 @@ Measurement fully_masked_row_zero(const CheckContext& ctx);
 Measurement window_independent(const CheckContext& ctx);  // masking_window.cpp
 Measurement cache_decoding(const CheckContext& ctx);       // masking_cache.cpp
 Measurement float16_bound(const CheckContext& ctx);        // masking_float16.cpp
+Measurement mha_fully_masked_row(const CheckContext& ctx); // masking_mha.cpp
+
+/// (B, Sq): which queries of an nn.MultiheadAttention call see no key under its options
+/// (attn_mask (Sq, Sk) true = blocked, key_padding_mask (B, Sk), causal top-left): our truth.
+xt::xtensor<bool, 2> mha_rows_without_key(const MhaOptions<double>& o, std::size_t B, std::size_t sq, std::size_t sk);
 
 /// The lesson: listing and checks with their negative controls (masking_lesson.cpp).
 Lesson lesson();

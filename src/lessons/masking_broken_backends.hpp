@@ -132,4 +132,19 @@ class Float16SoftmaxUnshifted : public backends::Decorator {
                                       const AttentionOptions<float>& o) const override;
 };
 
+/// nn.MultiheadAttention wrong at a query with no visible key (masking_mha.cpp): NaN weights and
+/// output there, as torch's module returns; or a zero output, the output projection's bias dropped.
+class MhaRowWithoutKey : public backends::Decorator {
+ public:
+  enum class Bug { nan_as_torch, bias_dropped };
+  MhaRowWithoutKey(std::shared_ptr<const Backend> base, std::string name, Bug bug);
+  using Decorator::multi_head_attention;
+  MhaResult<double, 3> multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
+                                            const xt::xtensor<double, 3>& value, const MhaParameters<double>& p, std::size_t heads,
+                                            const MhaOptions<double>& o) const override;
+
+ private:
+  Bug bug_;
+};
+
 }  // namespace vl::lessons::masking

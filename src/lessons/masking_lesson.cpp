@@ -12,7 +12,7 @@ Lesson lesson() {
   Lesson l;
   l.id = "masking";
   l.spec_file = "specs/masking.md";
-  l.listings.push_back({"masking.main", "vl::lessons::masking::listing_main", listing_main});
+  l.listings.push_back({"masking.main", "vl::lessons::masking::listing_main", listing_main, {backends::Op::multi_head_attention}});
 
   const auto plain = backends::plain();
   const auto diagonal = std::make_shared<CausalMaskBuiltWrong>(plain, "causal-diagonal-blocked", diagonal_blocked);
@@ -63,6 +63,14 @@ Lesson lesson() {
                       fully_masked_row_zero,
                       {broken_backend("−1e9 in place of −∞", finite),
                        broken_backend("softmax without the guard (NaN, as torch)", unguarded)}});
+
+  using NoKey = MhaRowWithoutKey::Bug;
+  l.checks.push_back({"masking.mha-fully-masked-row", "nn.MultiheadAttention, a query with no visible key: zero weights, y = out_proj.bias",
+                      mha_fully_masked_row,
+                      {broken_backend("NaN at a row with no visible key, as torch's module",
+                                      std::make_shared<MhaRowWithoutKey>(plain, "mha-no-key-nan", NoKey::nan_as_torch)),
+                       broken_backend("zero output at a row with no visible key: out_proj.bias dropped",
+                                      std::make_shared<MhaRowWithoutKey>(plain, "mha-no-key-bias-dropped", NoKey::bias_dropped))}});
 
   l.checks.push_back({"masking.window-independent", "sliding window w: keys more than w back redrawn, those outputs bit for bit",
                       window_independent,

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
 
+#include "backends/backend.hpp"
 #include "kernels/multi_head_attention.hpp"
 #include "kernels/positional_encoding.hpp"
 #include "numeric/numpy_compare.hpp"
@@ -38,8 +39,9 @@ double omega(std::size_t i, std::size_t d) { return 1.0 / std::pow(10000.0, doub
 // from a generator seeded 3, and the rotation check for k = 5 on pe(40, 16).
 
 // [positions.main]
-ListingOutput listing_main(const ListingContext&) {
+ListingOutput listing_main(const ListingContext& ctx) {
   const std::size_t d = 16, h = 4, n = 7;
+  const backends::Backend& b = ctx.implementation();  // the audited backend: its MHA and its PE table
   torch_rng::Generator gen(0);  // torch.manual_seed(0)
   const MhaParameters<double> mha = torch_rng::mha_init<double>(gen, d, h);
   const Matrix x = xt::view(torch_rng::randn<double>(gen, {1, n, d}), 0);
@@ -48,7 +50,7 @@ ListingOutput listing_main(const ListingContext&) {
   const Matrix none = xt::zeros<double>({n, d});
   auto run = [&](const Matrix& tokens, const Matrix& pe) {
     const Matrix input = tokens + pe;  // positions enter before the attention
-    return multi_head_self_attention<double, 2>(input, mha, h).output;
+    return backends::multi_head_attention_2d(b, input, input, input, mha, h).output;
   };
 
   ListingOutput out;
@@ -57,7 +59,7 @@ ListingOutput listing_main(const ListingContext&) {
   out.lines.push_back(fmt::format("senza posizione: uscita(permutato) == permutata(uscita)? {} (errore {:.1e})",
                                   numpy::python_bool(numpy::allclose(y_perm, y_permuted)), numpy::max_abs_diff(y_perm, y_permuted)));
 
-  const Matrix P = positional_encoding<double>(n, d);
+  const Matrix P = backends::positional_encoding_table(b, n, d);
   const Matrix z = run(x, P), z_perm = run(permute_rows(x, perm), P);  // same tokens, new order, fixed positions
   const Matrix z_permuted = permute_rows(z, perm);
   out.lines.push_back(fmt::format("con codifica posizionale: stessa uguaglianza? {} (errore {:.1e})",
@@ -65,7 +67,7 @@ ListingOutput listing_main(const ListingContext&) {
 
   // PE(pos + k) = R_k PE(pos): each (sin, cos) pair turns by an angle that depends on k only.
   const std::size_t k = 5;
-  const Matrix big = positional_encoding<double>(40, d);
+  const Matrix big = backends::positional_encoding_table(b, 40, d);
   double worst = 0;
   for (std::size_t pos = 0; pos < 30; ++pos)
     for (std::size_t i = 0; i < d / 2; ++i) {

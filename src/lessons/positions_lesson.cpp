@@ -12,7 +12,8 @@ Lesson lesson() {
   Lesson l;
   l.id = "positions";
   l.spec_file = "specs/positions.md";
-  l.listings.push_back({"positions.main", "vl::lessons::positions::listing_main", listing_main});
+  l.listings.push_back({"positions.main", "vl::lessons::positions::listing_main", listing_main,
+                        {backends::Op::multi_head_attention, backends::Op::positional_encoding}});
 
   const auto plain = backends::plain();
   const auto swapped = std::make_shared<SinCosSwapped>(plain, "pe-sin-cos-swapped");

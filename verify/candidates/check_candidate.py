@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""One ctest: audit a candidate and require exactly the given claims to fail.
+"""One ctest: audit a candidate and require exactly the given claims (and listings) to fail.
 
     check_candidate.py LESSONS --root CHECKOUT CANDIDATE_COMMAND [--fail ID ...] [--reason ID=TEXT ...]
 
@@ -8,7 +8,9 @@ requires: the exit status is 1 if any claim must fail, else 0; the failed claims
 --fail (status "failed", never "error"); every other claim about the computation passed or is
 not applicable for the same reason as for the NumPy reference (no claim error, no vacuous
 check); every negative control was rejected; --reason's text is in the failed claim's "why";
-the JUnit file names each failed claim in a <failure>.
+the JUnit file names each failed claim in a <failure>. A listing id in --fail is a listing whose
+goldens the candidate must fail; every other listing that ran through the candidate must pass,
+and one that did not must be not applicable (our own code, or an operation the protocol lacks).
 """
 import argparse
 import json
@@ -46,9 +48,19 @@ def main():
             shutil.copyfile(report, a.keep_json)
         cases = {t.get("name"): t for t in ET.parse(junit).getroot().iter("testcase")}
     claims = {c["id"]: c for lesson in r["lessons"] for c in lesson["claims"]}
+    listings = {li["id"]: li for lesson in r["lessons"] for li in lesson["listings"]}
     failed = sorted(i for i, c in claims.items() if c["status"] == "failed")
-    if failed != sorted(a.fail):
-        problems.append(f"failed claims {failed}, expected {sorted(a.fail)}")
+    want_claims = sorted(i for i in a.fail if i not in listings)
+    if failed != want_claims:
+        problems.append(f"failed claims {failed}, expected {want_claims}")
+    failed_listings = sorted(i for i, li in listings.items() if li["status"] == "failed")
+    want_listings = sorted(i for i in a.fail if i in listings)
+    if failed_listings != want_listings:
+        problems.append(f"failed listings {failed_listings}, expected {want_listings}: " +
+                        "; ".join(f"{i}: {listings[i]['why']}" for i in failed_listings))
+    for i, li in listings.items():
+        if li["status"] not in ("passed", "failed", "not applicable"):
+            problems.append(f"listing {i}: {li['status']}: {li['why']}")
     for i, c in claims.items():
         if c["status"] not in ("passed", "failed", "not applicable"):
             problems.append(f"{i}: {c['status']}: {c['why']}")
@@ -62,7 +74,7 @@ def main():
         cid, text = item.split("=", 1)
         if text not in claims[cid]["why"]:
             problems.append(f"{cid}: reason '{claims[cid]['why']}' does not say '{text}'")
-    for cid in a.fail:
+    for cid in want_claims:
         case = cases.get(f"claim {cid}")
         if case is None or case.find("failure") is None:
             problems.append(f"JUnit has no failing test case 'claim {cid}'")
@@ -73,7 +85,9 @@ def main():
         print("\n".join(["PROBLEMS:"] + problems), file=sys.stderr)
         print(run.stderr[-3000:], file=sys.stderr)
         return 1
-    print(f"ok: {len(failed)} claim(s) failed as expected: {', '.join(failed) or 'none'}")
+    ran = sorted(i for i, li in listings.items() if li["status"] in ("passed", "failed"))
+    print(f"ok: {len(failed)} claim(s) failed as expected: {', '.join(failed) or 'none'}; "
+          f"listings through the candidate: {', '.join(ran) or 'none'} ({len(failed_listings)} failed as expected)")
     return 0
 
 

@@ -1,0 +1,70 @@
+#!/usr/bin/python3
+"""The conformance matrix page of the docs site (docs/conformance_page.py), in headless Chromium:
+it was built from this build's audits (its columns are plain, fused, the NumPy and the torch
+adapters; its cells agree with the JSONs it was built from), it shows torch's NaN at a query with
+no visible key as a FAIL with the reason in words, and it says what ran (commit, commands,
+versions). Read from the site test docs_site built:
+
+    VL_DOCS_BUILD=build /usr/bin/python3 verify/candidates/test_conformance_page.py
+"""
+import json
+import sys
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from test_docs import SiteHelpers  # noqa: E402  (verify/cli/test_docs.py)
+
+
+class ConformancePage(SiteHelpers, unittest.TestCase):
+    def page(self):
+        pages = [p for p in (self.out / "html").glob("*.html") if "conformance" in p.name and "_8md" not in p.name]
+        self.assertEqual(len(pages), 1, f"one conformance page expected, found {[p.name for p in pages]}")
+        return pages[0]
+
+    def test_page_shows_this_builds_audits(self):
+        from selenium.webdriver.common.by import By
+        d = self.open_page(self.page())
+        tables = d.find_elements(By.CSS_SELECTOR, "table.markdownTable")
+        self.assertGreaterEqual(len(tables), 2, "the claims table and the listings table")
+        header = [th.text.strip() for th in tables[0].find_elements(By.CSS_SELECTOR, "tr")[0].find_elements(By.CSS_SELECTOR, "th")]
+        self.assertEqual(header[:3], ["claim", "tolerance", "plain"], header)
+        self.assertEqual(header[3], "fused")
+        self.assertEqual(header[4], "numpy-reference")
+        self.assertTrue(header[5].startswith("torch"), header)
+        rows = {}
+        for tr in tables[0].find_elements(By.CSS_SELECTOR, "tr")[1:]:
+            cells = [td.text.strip() for td in tr.find_elements(By.CSS_SELECTOR, "td")]
+            rows[cells[0]] = cells
+        # Each cell is the verdict of the audit JSON the page was built from.
+        verdict = {"passed": "PASS", "failed": "FAIL", "not applicable": "N/A"}
+        for i, name in enumerate(["plain", "fused", "numpy", "torch"]):
+            r = json.loads((self.out / "conformance" / f"audit-{name}.json").read_text()) if name != "plain" \
+                else json.loads((self.out / "audit.json").read_text())
+            for lesson in r["lessons"]:
+                for c in lesson["claims"]:
+                    if c["subject"] == "our-code":
+                        continue
+                    self.assertIn(c["id"], rows, f"{c['id']} missing from the page")
+                    self.assertTrue(rows[c["id"]][2 + i].startswith(verdict.get(c["status"], "?")),
+                                    f"{c['id']} for {name}: page says {rows[c['id']][2 + i]!r}, the audit {c['status']}")
+        self.assertTrue(rows["masking.mha-fully-masked-row"][5].startswith("FAIL"), rows["masking.mha-fully-masked-row"])
+        self.assertTrue(rows["masking.mha-fully-masked-row"][4].startswith("PASS"), rows["masking.mha-fully-masked-row"])
+        listings = {tr.find_elements(By.CSS_SELECTOR, "td")[0].text.strip(): [td.text.strip() for td in tr.find_elements(By.CSS_SELECTOR, "td")]
+                    for tr in tables[1].find_elements(By.CSS_SELECTOR, "tr")[1:]}
+        self.assertEqual(listings["masking.main"][3], "PASS", listings["masking.main"])  # the NumPy adapter's listing
+        text = d.find_element(By.TAG_NAME, "body").text
+        self.assertIn("NaN", text.split("Where an implementation departs from the lesson")[1])
+        ran = text.split("What ran")[1]
+        for word in ("commit", "numpy_reference.py", "torch_reference.py", "NumPy", "torch"):
+            self.assertIn(word, ran)
+        self.screenshot(self.page(), 1400)
+
+    @classmethod
+    def tearDownClass(cls):
+        if getattr(cls, "_driver", None):
+            cls._driver.quit()
+
+
+if __name__ == "__main__":
+    unittest.main()
