@@ -20,14 +20,14 @@
 namespace vl {
 
 namespace block_gemm_baseline {
-#include "kernels/block_gemm_tiles.hpp"
+#include "block_gemm_tiles.hpp"  // this directory: see that file
 }  // namespace block_gemm_baseline
 
 #ifdef VL_X86_PATHS
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 namespace block_gemm_avx2 {
-#include "kernels/block_gemm_tiles.hpp"
+#include "block_gemm_tiles.hpp"  // this directory: see that file
 struct F32 {
   using reg = __m256;
   static constexpr std::size_t width = 8;
@@ -52,7 +52,7 @@ struct F64 {
 #pragma GCC push_options
 #pragma GCC target("avx512f,fma")
 namespace block_gemm_avx512 {
-#include "kernels/block_gemm_tiles.hpp"
+#include "block_gemm_tiles.hpp"  // this directory: see that file
 struct F32 {
   using reg = __m512;
   static constexpr std::size_t width = 16;
