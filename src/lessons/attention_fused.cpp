@@ -134,20 +134,29 @@ std::vector<float> exp_sample() {
 // The largest distance in floats from exp_f32 (constants C) to the correctly rounded exp, over
 // the sample, on every vector path this CPU runs (AVX-512 is reported as not run where it lacks
 // avx512f, never as passed).
-template <class C>
-Measurement exp_accuracy(const CheckContext& ctx) {
-  static const std::vector<float> xs = exp_sample();
-  static const std::vector<float> ref = [] {
-    std::vector<float> r(xs.size());
+struct ExpSample {
+  std::vector<float> xs, ref;  // the arguments and their correctly rounded exp
+};
+// Built once per process and shared by the check and its controls (80 MB).
+const ExpSample& exp_sample_with_reference() {
+  static const ExpSample sample = [] {
+    ExpSample e{exp_sample(), {}};
+    e.ref.resize(e.xs.size());
     std::size_t widened = 0, unresolved = 0;
-    for (std::size_t i = 0; i < xs.size(); ++i) {
+    for (std::size_t i = 0; i < e.xs.size(); ++i) {
       bool ok;
-      r[i] = exp_correctly_rounded(xs[i], ok, widened);
+      e.ref[i] = exp_correctly_rounded(e.xs[i], ok, widened);
       unresolved += !ok;
     }
     if (unresolved) throw std::runtime_error(fmt::format("attention.exp-float32: {} reference values undecided", unresolved));
-    return r;
+    return e;
   }();
+  return sample;
+}
+
+template <class C>
+Measurement exp_accuracy(const CheckContext& ctx) {
+  const auto& [xs, ref] = exp_sample_with_reference();
   std::int64_t worst = 0;
   std::vector<std::string> ran, not_run;
   float worst_x = 0;
