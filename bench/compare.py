@@ -117,6 +117,17 @@ def numpy_listing(np, q, k, v):
     return s @ v
 
 
+def listing_means(np, q, k, v):
+    """Five means of five runs of the listing (the listing times itself as a mean of 5)."""
+    means = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(5):
+            numpy_listing(np, q, k, v)
+        means.append((time.perf_counter() - t0) / 5)
+    return means
+
+
 def numpy_linear_chunked(np, pq, pk, v, chunk=64):
     n, dk = pq.shape
     S = np.zeros((v.shape[1], dk), pq.dtype)
@@ -192,12 +203,7 @@ def time_eval(lessons: Path, n: int, runs: int, env=None):
     out["fixed_seconds"] = time_process([str(lessons), *eval_inputs(tmp, 16)[1]], runs, tmp, env)["seconds"]
     out.update(time_process(cmd, runs, tmp, env))
     # The listing's computation in NumPy, in-process: mean of 5, as the listing does; and the median of 5 such means.
-    means = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(5):
-            numpy_listing(np, q, k, v)
-        means.append((time.perf_counter() - t0) / 5)
+    means = listing_means(np, q, k, v)
     out["numpy_seconds"] = statistics.median(means)
     out["numpy_means"] = means  # they vary run to run (58-77 ms seen at n = 4096: 64 MiB of fresh pages each time)
     o = np.load(tmp / "o.npy")
@@ -228,12 +234,7 @@ def numpy_listing_here(n: int) -> dict:
     rng = np.random.default_rng(0)
     q, k, v = (rng.standard_normal((n, D)).astype(np.float32) for _ in range(3))
     numpy_listing(np, q, k, v)
-    means = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(5):
-            numpy_listing(np, q, k, v)
-        means.append((time.perf_counter() - t0) / 5)
+    means = listing_means(np, q, k, v)
     try:
         core = ctypes.CDLL("libblas.so.3").openblas_get_corename
         core.restype = ctypes.c_char_p
