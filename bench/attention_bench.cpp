@@ -1,5 +1,6 @@
 // Each attention kernel against the sequence length n (d = 64, one head), float32 unless the
-// name says f64, plus the BLAS rates they are measured against. Counters: flops/s ("rate") on
+// name says f64, plus the BLAS rates they are measured against; the fused kernel also with BLAS
+// products, on each vector path explicitly, and on batched heads (B = 4, H = 8). Counters: flops/s ("rate") on
 // the kernel's nominal work — 4·n²·d for softmax attention (QKᵀ and PV), half of it causal.
 //
 //   attention_bench --benchmark_format=json   (bench/compare.py does this)
@@ -48,17 +49,35 @@ void BM_attention_materialized(benchmark::State& state) {
   set_rate(state, 4.0 * n * n * kD);
 }
 
+// The fused kernel on (B, H, n, d = 64). products: our block_gemm on the selected path (-1), on
+// a given path (0 baseline, 1 AVX2, 2 AVX-512: skipped where the CPU lacks it), or BLAS (-2).
+// "rate_computed": 4·d flops per score cell of the key blocks it computes (causal: the blocks
+// above the diagonal are skipped, the diagonal ones computed whole).
 template <class T>
-void fused(benchmark::State& state, bool causal, std::size_t threads) {
+void fused(benchmark::State& state, bool causal, std::size_t threads, int products = -1, std::size_t B = 1, std::size_t H = 1) {
   const std::size_t n = state.range(0);
-  const auto q = normal<T>(n, kD, 1), k = normal<T>(n, kD, 2), v = normal<T>(n, kD, 3);
+  std::mt19937_64 g(1);
+  std::normal_distribution<double> nd;
+  xt::xtensor<T, 4> q = xt::xtensor<T, 4>::from_shape({B, H, n, kD}), k = q, v = q;
+  for (auto* x : {&q, &k, &v})
+    for (auto& e : *x) e = T(nd(g));
   vl::AttentionOptions<T> o;
   o.causal = causal;
   vl::FusedConfig cfg;
   cfg.threads = threads;
+  cfg.blas_products = products == -2;
+  if (products >= 0) {
+    cfg.path = vl::all_vector_paths[std::size_t(products)];
+    if (!vl::cpu_runs(*cfg.path)) {
+      state.SkipWithError("this CPU cannot run that vector path");
+      return;
+    }
+  }
   vl::FusedStats stats;
   for (auto _ : state) benchmark::DoNotOptimize(vl::fused_attention<T>(q, k, v, o, cfg, &stats).data());
-  set_rate(state, (causal ? 2.0 : 4.0) * n * n * kD);
+  set_rate(state, double(B * H) * (causal ? 2.0 : 4.0) * n * n * kD);
+  const double cells = double(stats.key_blocks_computed) * double(std::min(cfg.block_q, n)) * double(std::min(cfg.block_k, n));
+  state.counters["rate_computed"] = benchmark::Counter(4.0 * kD * cells, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["workspace_MiB"] = double(stats.workspace_bytes) / (1 << 20);
   state.counters["threads"] = double(stats.threads);
 }
@@ -77,6 +96,15 @@ void BM_attention_fused(benchmark::State& s) { fused<float>(s, false, 0); }
 void BM_attention_fused_1thread(benchmark::State& s) { fused<float>(s, false, 1); }
 void BM_attention_fused_causal(benchmark::State& s) { fused<float>(s, true, 0); }
 void BM_attention_fused_f64(benchmark::State& s) { fused<double>(s, false, 0); }
+// Issue 23's comparisons: the same calls with BLAS products, on each explicit vector path, batched heads.
+void BM_attention_fused_blas(benchmark::State& s) { fused<float>(s, false, 0, -2); }
+void BM_attention_fused_causal_blas(benchmark::State& s) { fused<float>(s, true, 0, -2); }
+void BM_attention_fused_f64_blas(benchmark::State& s) { fused<double>(s, false, 0, -2); }
+void BM_attention_fused_baseline(benchmark::State& s) { fused<float>(s, false, 0, 0); }
+void BM_attention_fused_avx2(benchmark::State& s) { fused<float>(s, false, 0, 1); }
+void BM_attention_fused_avx512(benchmark::State& s) { fused<float>(s, false, 0, 2); }
+void BM_attention_fused_batched(benchmark::State& s) { fused<float>(s, false, 0, -1, 4, 8); }
+void BM_attention_fused_batched_blas(benchmark::State& s) { fused<float>(s, false, 0, -2, 4, 8); }
 
 // Causal linear attention, chunked form (chunk 64), φ = elu + 1 applied outside the timing.
 void BM_linear_chunked_xtensor(benchmark::State& state) {
@@ -130,6 +158,14 @@ BENCHMARK(BM_attention_fused_blocks)
     ->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_fused_causal)->RangeMultiplier(2)->Range(512, 16384)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_fused_f64)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_blas)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_causal_blas)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_f64_blas)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_baseline)->Arg(1024)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_avx2)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_avx512)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_batched)->Arg(1024)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_batched_blas)->Arg(1024)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_linear_chunked_xtensor)->RangeMultiplier(4)->Range(4096, 262144)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_linear_chunked_fast)->RangeMultiplier(4)->Range(4096, 262144)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_sgemm_nxnxd)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();

@@ -15,7 +15,19 @@
    process on n = 16 inputs (its fixed cost: start, loading, writing), to say what the process
    could take at best: 4·n²·d flops at the FMA peak plus that fixed cost;
 5. prints one table of medians and ratios and writes everything as JSON (docs/plots.py draws
-   the measured curves from it: VL_BENCH_JSON, or build-perf/bench.json, build/bench.json).
+   the measured curves from it: VL_BENCH_JSON, or build-perf/bench.json, build/bench.json);
+6. prints issue 23's targets as a table (measured vs target, PASS/FAIL) headed by what ran: the
+   CPU model and vector width, our kernels' vector path and OpenBLAS's core, as the audit's
+   provenance gives them (`lessons audit linear-rnn.causal --json`). The fused kernel is timed
+   with our block products on the selected path, on each path explicitly (a path the CPU lacks
+   is "not run"), and with BLAS products (the alternative), in the same run. NumPy's listing is
+   also timed in fresh processes: in the default environment and, only where OpenBLAS's default
+   core is narrower than the CPU, with OPENBLAS_CORETYPE set to the core made for it (SkylakeX
+   for AVX-512, Haswell for AVX2); the eval target is judged against the faster. Our side never
+   gets the variable, unless --blas-core CORE asks (e.g. Prescott, to emulate issue 23's
+   fallback on a CPU OpenBLAS knows).
+
+--quick: one repetition, n up to 4096, fewer process runs (a minute or two, not a measurement).
 
 Everything runs on the same machine in the same minutes; the load average before and after is
 recorded, because on a shared 2-core machine it is the first thing that explains a number.
@@ -54,18 +66,32 @@ def median_time(fn, repeats=5, warmup=1):
 
 
 # --- the C++ side -------------------------------------------------------------------------------
-BENCH_FILTER = ("BM_attention_plain|BM_attention_materialized|BM_attention_fused/|BM_attention_fused_causal/|"
-                "BM_attention_fused_1thread|BM_linear_chunked|BM_sgemm")
+BENCH_NAMES = ("attention_plain", "attention_materialized", "attention_fused", "attention_fused_causal", "attention_fused_1thread",
+               "linear_chunked_xtensor", "linear_chunked_fast", "sgemm_nxnxd", "sgemm_square",
+               # issue 23: BLAS products against ours, each vector path explicitly, float64, batched heads
+               "attention_fused_blas", "attention_fused_causal_blas", "attention_fused_f64", "attention_fused_f64_blas",
+               "attention_fused_baseline", "attention_fused_avx2", "attention_fused_avx512", "attention_fused_batched",
+               "attention_fused_batched_blas")
 
 
-def run_cpp(bench: Path, quick: bool):
-    args = [str(bench), "--benchmark_format=json", f"--benchmark_filter={BENCH_FILTER}",
+def bench_filter(quick: bool) -> str:
+    """Google Benchmark's --benchmark_filter: our names; --quick stops the n ranges at 4096."""
+    sizes = "(512|1024|2048|4096)/" if quick else ""
+    return "^BM_(" + "|".join(BENCH_NAMES) + ")/" + sizes
+
+
+def run_cpp(bench: Path, quick: bool, env=None):
+    args = [str(bench), "--benchmark_format=json", f"--benchmark_filter={bench_filter(quick)}",
             "--benchmark_repetitions=1" if quick else "--benchmark_repetitions=3", "--benchmark_report_aggregates_only=true",
             "--benchmark_min_time=0.05" if quick else "--benchmark_min_time=0.2"]
-    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(args, check=True, capture_output=True, text=True, env=env).stdout
     data = json.loads(out)
     rows = {}
     for b in data["benchmarks"]:
+        if b.get("error_occurred"):  # a vector path this CPU lacks: reported as not run
+            kernel, _, rest = b.get("run_name", b["name"]).partition("/")
+            rows[(kernel.removeprefix("BM_"), int(rest.split("/")[0]))] = None
+            continue
         if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
             continue
         name = b["run_name"] if "run_name" in b else b["name"]
@@ -73,9 +99,12 @@ def run_cpp(bench: Path, quick: bool):
         n = int(rest.split("/")[0])
         scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b.get("time_unit", "ns")]
         rows.setdefault((kernel.removeprefix("BM_"), n), []).append(
-            {"real": b["real_time"] * scale, "cpu": b["cpu_time"] * scale, "rate": b.get("rate")})
-    return {k: {"seconds": statistics.median(r["real"] for r in v), "cpu_seconds": statistics.median(r["cpu"] for r in v),
-                "rate": statistics.median(r["rate"] for r in v) if v[0]["rate"] is not None else None}
+            {"real": b["real_time"] * scale, "cpu": b["cpu_time"] * scale, "rate": b.get("rate"),
+             "rate_computed": b.get("rate_computed")})
+    def med(v, key):
+        return statistics.median(r[key] for r in v) if v[0][key] is not None else None
+    return {k: ({"seconds": med(v, "real"), "cpu_seconds": med(v, "cpu"), "rate": med(v, "rate"),
+                 "rate_computed": med(v, "rate_computed")} if v is not None else {"not_run": "this CPU lacks the path"})
             for k, v in rows.items()}, data.get("context", {})
 
 
@@ -86,6 +115,17 @@ def numpy_listing(np, q, k, v):
     np.exp(s, out=s)
     s /= s.sum(axis=1, keepdims=True)
     return s @ v
+
+
+def listing_means(np, q, k, v):
+    """Five means of five runs of the listing (the listing times itself as a mean of 5)."""
+    means = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(5):
+            numpy_listing(np, q, k, v)
+        means.append((time.perf_counter() - t0) / 5)
+    return means
 
 
 def numpy_linear_chunked(np, pq, pk, v, chunk=64):
@@ -141,34 +181,29 @@ def eval_inputs(tmp: Path, n: int):
                        str(tmp / f"v{n}.npy"), "--out", str(tmp / "o.npy")]
 
 
-def time_process(cmd, runs: int, tmp: Path) -> dict:
+def time_process(cmd, runs: int, tmp: Path, env=None) -> dict:
     """Median wall time of a whole process: hyperfine if installed, else a loop here."""
     if shutil.which("hyperfine"):
         js = tmp / "hf.json"
         subprocess.run(["hyperfine", "-N", "--warmup", "2", "--runs", str(runs), "--export-json", str(js), " ".join(cmd)],
-                       check=True, capture_output=True)
+                       check=True, capture_output=True, env=env)
         r = json.loads(js.read_text())["results"][0]
         return {"tool": "hyperfine", "seconds": r["median"], "mean": r["mean"], "stddev": r["stddev"], "min": r["min"]}
-    med, ts = median_time(lambda: subprocess.run(cmd, check=True), runs, warmup=2)
+    med, ts = median_time(lambda: subprocess.run(cmd, check=True, env=env), runs, warmup=2)
     return {"tool": "python loop", "seconds": med, "min": min(ts)}
 
 
-def time_eval(lessons: Path, n: int, runs: int):
+def time_eval(lessons: Path, n: int, runs: int, env=None):
     import numpy as np
     tmp = Path(tempfile.mkdtemp(prefix="vl-bench-"))
     (q, k, v), args = eval_inputs(tmp, n)
     cmd = [str(lessons), *args]
     out = {"command": " ".join(cmd), "n": n}
     # The fixed cost of the process (start, loading, checks, writing): the same command on n = 16.
-    out["fixed_seconds"] = time_process([str(lessons), *eval_inputs(tmp, 16)[1]], runs, tmp)["seconds"]
-    out.update(time_process(cmd, runs, tmp))
+    out["fixed_seconds"] = time_process([str(lessons), *eval_inputs(tmp, 16)[1]], runs, tmp, env)["seconds"]
+    out.update(time_process(cmd, runs, tmp, env))
     # The listing's computation in NumPy, in-process: mean of 5, as the listing does; and the median of 5 such means.
-    means = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(5):
-            numpy_listing(np, q, k, v)
-        means.append((time.perf_counter() - t0) / 5)
+    means = listing_means(np, q, k, v)
     out["numpy_seconds"] = statistics.median(means)
     out["numpy_means"] = means  # they vary run to run (58-77 ms seen at n = 4096: 64 MiB of fresh pages each time)
     o = np.load(tmp / "o.npy")
@@ -176,6 +211,107 @@ def time_eval(lessons: Path, n: int, runs: int):
     out["max_abs_diff_vs_numpy_f64"] = float(np.abs(o - ref).max())
     shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def machine(lessons: Path, env=None) -> dict:
+    """What ran, as the audit's provenance says it (one small claim): CPU model and vector width,
+    our kernels' vector path, OpenBLAS's core, and the line saying when that core is narrower."""
+    with tempfile.TemporaryDirectory(prefix="vl-bench-") as t:
+        js = Path(t) / "audit.json"
+        subprocess.run([str(lessons), "audit", "linear-rnn.causal", "--root", str(ROOT), "--json", str(js)], check=True,
+                       capture_output=True, env=env)
+        return json.loads(js.read_text())["provenance"]
+
+
+# The OpenBLAS core made for a CPU's widest vector unit (the audit's cpu_vector).
+BEST_CORE = {"AVX-512": "SkylakeX", "AVX2+FMA": "Haswell"}
+
+
+def numpy_listing_here(n: int) -> dict:
+    """The listing in NumPy at n, in this process (median of 5 means of 5), and OpenBLAS's core."""
+    import ctypes
+    import numpy as np
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((n, D)).astype(np.float32) for _ in range(3))
+    numpy_listing(np, q, k, v)
+    means = listing_means(np, q, k, v)
+    try:
+        core = ctypes.CDLL("libblas.so.3").openblas_get_corename
+        core.restype = ctypes.c_char_p
+        core = core().decode()
+    except (OSError, AttributeError):
+        core = "unknown (not OpenBLAS)"
+    return {"seconds": statistics.median(means), "means": means, "core": core}
+
+
+def numpy_listing_with_core(n: int, core: str | None) -> dict:
+    """numpy_listing_here in a fresh Python with OPENBLAS_CORETYPE=core (the variable is read
+    when OpenBLAS loads), for the NumPy side only."""
+    env = dict(os.environ)
+    if core:
+        env["OPENBLAS_CORETYPE"] = core
+    else:
+        env.pop("OPENBLAS_CORETYPE", None)
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--numpy-listing", str(n)], check=True,
+                         capture_output=True, text=True, env=env).stdout
+    return json.loads(out)
+
+
+def targets_table(cpp: dict, ev: dict | None, peak: dict | None, prov: dict) -> list[dict]:
+    """Issue 23's targets, measured vs target, from this one run."""
+    rows = []
+    if not peak:
+        return rows
+    ceiling, ceiling_avx2 = peak["gflops_all_threads"] * 1e9, peak.get("gflops_all_threads_avx2", 0) * 1e9
+
+    def rate(name, n, key="rate"):
+        r = cpp.get((name, n))
+        return None if r is None or r.get(key) is None else r[key]
+
+    def add(what, value, target, higher=True, note=""):
+        ok = None if value is None or target is None else (value >= target if higher else value <= target)
+        rows.append({"target": what, "measured": value, "goal": target, "higher_is_better": higher,
+                     "pass": ok, "note": note})
+
+    def frac(r, c):
+        return None if r is None or not c else r / c
+    add("fused, n=4096, d=64, f32, 2 threads: rate / FMA ceiling", frac(rate("attention_fused", 4096), ceiling), 0.6,
+        note=f"our block_gemm, {prov.get('kernel_path')} path")
+    add("causal, n=4096: rate over computed blocks / ceiling", frac(rate("attention_fused_causal", 4096, "rate_computed"), ceiling), 0.55)
+    add("float64, n=4096: rate / float64 ceiling (f32 / 2)", frac(rate("attention_fused_f64", 4096), ceiling / 2), 0.5)
+    add("batched B=4, H=8, n=1024: rate / ceiling", frac(rate("attention_fused_batched", 1024), ceiling), 0.6)
+    if ev:
+        add("lessons eval attention, n=4096: process / NumPy listing (best core)", ev["seconds"] / ev["numpy_seconds_target"], 0.33,
+            higher=False, note=f"NumPy on core {ev['numpy_core_target']}")
+    add("AVX2 path explicitly, n=4096: rate / AVX2 ceiling", frac(rate("attention_fused_avx2", 4096), ceiling_avx2), 0.6,
+        note="the AVX2 clone selected by FusedConfig::path")
+    avx512 = cpp.get(("attention_fused_avx512", 4096))
+    if avx512 is None or "not_run" in avx512:
+        rows.append({"target": "AVX-512 path explicitly, n=4096: rate / ceiling", "measured": None, "goal": 0.6, "pass": None,
+                     "note": "not run: this CPU lacks AVX-512F", "higher_is_better": True})
+    else:
+        add("AVX-512 path explicitly, n=4096: rate / ceiling", frac(avx512.get("rate"), ceiling), 0.6)
+    add("baseline path (std::fma), n=1024: rate / ceiling", frac(rate("attention_fused_baseline", 1024), ceiling), None,
+        note="no target: the fallback for CPUs without AVX2")
+    for name, n, what in (("attention_fused_blas", 4096, "fused"), ("attention_fused_causal_blas", 4096, "causal"),
+                          ("attention_fused_batched_blas", 1024, "batched")):
+        add(f"alternative: BLAS products ({what}): rate / ceiling", frac(rate(name, n, "rate_computed" if what == "causal" else "rate"), ceiling),
+            None, note=f"OpenBLAS core {prov.get('blas_core')}")
+    add("alternative: BLAS products (float64): rate / f64 ceiling", frac(rate("attention_fused_f64_blas", 4096), ceiling / 2), None)
+    return rows
+
+
+def print_targets(rows, prov):
+    print(f"\nIssue 23's targets on {prov.get('cpu')} ({prov.get('cpu_vector')}); our kernels' vector path: "
+          f"{prov.get('kernel_path')}; BLAS core: {prov.get('blas_core')}")
+    if prov.get("blas_narrower"):
+        print(f"  {prov['blas_narrower']}")
+    print(f"{'target':<70}{'measured':>10}{'goal':>8}  result")
+    for r in rows:
+        m = "-" if r["measured"] is None else f"{r['measured']:.3f}"
+        g = "-" if r["goal"] is None else (">= " if r["higher_is_better"] else "<= ") + f"{r['goal']:.2f}"
+        res = "n/a" if r["pass"] is None else ("PASS" if r["pass"] else "FAIL")
+        print(f"{r['target']:<70}{m:>10}{g:>8}  {res}{'  (' + r['note'] + ')' if r.get('note') else ''}")
 
 
 def slope(ns, ts):
@@ -190,14 +326,34 @@ def main():
     ap.add_argument("--lessons", default=str(ROOT / "build-perf/bin/lessons"))
     ap.add_argument("--fma-peak", default=str(ROOT / "build-perf/bin/fma_peak"))
     ap.add_argument("--out", default=str(ROOT / "build-perf/bench.json"))
-    ap.add_argument("--quick", action="store_true", help="one repetition, fewer NumPy runs (a smoke test)")
+    ap.add_argument("--quick", action="store_true", help="one repetition, n <= 4096, fewer runs (a smoke test)")
+    ap.add_argument("--blas-core", metavar="CORE",
+                    help="OPENBLAS_CORETYPE for our side (benchmarks, eval): e.g. Prescott to emulate issue 23's fallback")
+    ap.add_argument("--numpy-listing", type=int, metavar="N", help=argparse.SUPPRESS)  # the helper below, in a fresh process
     a = ap.parse_args()
+    if a.numpy_listing:
+        print(json.dumps(numpy_listing_here(a.numpy_listing)))
+        return 0
+    ours_env = dict(os.environ)
+    if a.blas_core:
+        ours_env["OPENBLAS_CORETYPE"] = a.blas_core
     load_before = load()
-    cpp, context = run_cpp(Path(a.bench), a.quick)
+    prov = machine(Path(a.lessons), ours_env) if Path(a.lessons).exists() else {}
+    cpp, context = run_cpp(Path(a.bench), a.quick, ours_env)
     ns_quadratic = sorted({n for (k, n) in cpp if k in ("attention_plain", "attention_materialized")})
     ns_linear = sorted({n for (k, n) in cpp if k.startswith("linear_chunked")})
     py = run_python(ns_quadratic, ns_linear, 3 if a.quick else 5)
-    ev = time_eval(Path(a.lessons), 4096, 5 if a.quick else 20) if Path(a.lessons).exists() else None
+    ev = time_eval(Path(a.lessons), 4096, 5 if a.quick else 20, ours_env) if Path(a.lessons).exists() else None
+    if ev:
+        # NumPy in the default environment (above, in-process) and, where OpenBLAS's default core
+        # is narrower than the CPU, also on the core made for it: the target is judged against the
+        # faster NumPy. Our side never gets the variable (unless --blas-core asks).
+        default = machine(Path(a.lessons), {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"})
+        ev["numpy_default_core"] = numpy_listing_with_core(4096, None)
+        best = BEST_CORE.get(default.get("cpu_vector", "").split(" ")[0]) if default.get("blas_narrower") else None
+        ev["numpy_best_core"] = numpy_listing_with_core(4096, best) if best else None
+        target = ev["numpy_best_core"] or ev["numpy_default_core"]
+        ev["numpy_seconds_target"], ev["numpy_core_target"] = target["seconds"], target["core"]
     peak = (json.loads(subprocess.run([a.fma_peak], check=True, capture_output=True, text=True).stdout)
             if Path(a.fma_peak).exists() else None)
     load_after = load()
@@ -205,6 +361,9 @@ def main():
     rows = []
     for (kernel, n), r in sorted(cpp.items()):
         row = {"kernel": kernel, "n": n, **r}
+        if "not_run" in r:
+            rows.append(row)
+            continue
         ref_key = {"sgemm_nxnxd": "numpy_sgemm_nxnxd", "sgemm_square": None}.get(
             kernel, "numpy_linear_chunked" if kernel.startswith("linear") else "numpy_listing")
         if (ref_key, n) in py:
@@ -214,10 +373,18 @@ def main():
             row["torch_seconds"] = py[("torch_listing", n)]
         rows.append(row)
 
+    print(f"CPU {prov.get('cpu')} ({prov.get('cpu_vector')}); our kernels' vector path {prov.get('kernel_path')}; "
+          f"our BLAS core {prov.get('blas_core')}" + (f" (OPENBLAS_CORETYPE={a.blas_core}, --blas-core)" if a.blas_core else "")
+          + f"; {prov.get('blas')}")
+    if prov.get("blas_narrower"):
+        print(prov["blas_narrower"])
     print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f}; {os.cpu_count()} CPUs; "
           f"NumPy {py.get('numpy_version')}, torch {py.get('torch_version', '-')} ({py.get('torch_threads', '-')} threads)")
     print(f"{'kernel':<28}{'n':>8}{'ours (s)':>11}{'cpu (s)':>10}{'GFLOP/s':>9}{'NumPy (s)':>11}{'ours/NumPy':>11}{'torch (s)':>11}")
     for r in rows:
+        if "not_run" in r:
+            print(f"{r['kernel']:<28}{r['n']:>8}  not run: {r['not_run']}")
+            continue
         rate = f"{r['rate'] / 1e9:9.1f}" if r.get("rate") else " " * 9
         np_s = f"{r['numpy_seconds']:11.4f}" if "numpy_seconds" in r else " " * 11
         ratio = f"{r['vs_numpy']:11.2f}" if "vs_numpy" in r else " " * 11
@@ -241,6 +408,10 @@ def main():
               f"NumPy listing in-process (median of 5 means of 5): {ev['numpy_seconds']:.4f} s "
               f"({min(ev['numpy_means']):.4f}-{max(ev['numpy_means']):.4f}); ratio {summary['eval_over_numpy']:.2f} "
               f"(target <= 0.33); max |eval - NumPy f64| = {ev['max_abs_diff_vs_numpy_f64']:.2e}")
+        print(f"NumPy's listing in fresh processes: default environment {ev['numpy_default_core']['seconds']:.4f} s "
+              f"(core {ev['numpy_default_core']['core']})" + (
+                  f", OPENBLAS_CORETYPE={ev['numpy_best_core']['core']} {ev['numpy_best_core']['seconds']:.4f} s"
+                  if ev["numpy_best_core"] else "; the default core is not narrower than the CPU, so no OPENBLAS_CORETYPE is set"))
     if peak:
         all_rate = peak["gflops_all_threads"] * 1e9
         print(f"\nFMA ceiling ({peak['isa']}, registers only): {peak['gflops_1thread']:.1f} GFLOP/s on 1 thread, "
@@ -267,11 +438,14 @@ def main():
                                             if ev["floor_seconds"] > ev["target_seconds"] else "") + ".")
     for k, v in summary.items():
         print(f"{k}: {v:.3f}")
+    targets = targets_table(cpp, ev, peak, prov)
+    print_targets(targets, prov)
     doc = {"load_before": load_before, "load_after": load_after, "cpus": os.cpu_count(), "context": context,
            "python": {"numpy": py.get("numpy_version"), "torch": py.get("torch_version"), "torch_threads": py.get("torch_threads")},
            "d": D, "rows": rows,
            "python_results": [{"kernel": k[0], "n": k[1], "seconds": v} for k, v in py.items() if isinstance(k, tuple)],
-           "eval": ev, "fma_peak": peak, "summary": summary}
+           "eval": ev, "fma_peak": peak, "summary": summary, "provenance": prov, "blas_core_forced": a.blas_core,
+           "targets": targets}
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(doc, indent=1))
     print(f"\nwrote {a.out}")

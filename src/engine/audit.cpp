@@ -1,7 +1,5 @@
 #include "engine/audit.hpp"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -18,6 +16,7 @@
 #include "backends/shape_checked.hpp"
 #include "core/errors.hpp"
 #include "engine/golden_manifest.hpp"
+#include "kernels/cpu_info.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/numpy_compare.hpp"
 
@@ -80,13 +79,6 @@ std::string run_command(const std::string& cmd) {
   while (fgets(buf.data(), int(buf.size()), pipe.get())) out += buf.data();
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   return out;
-}
-
-std::string blas_description() {
-  // OpenBLAS says what it is; another BLAS behind libblas.so does not have this symbol.
-  using ConfigFn = char* (*)();
-  if (auto fn = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) return fmt::format("OpenBLAS {}", fn());
-  return "BLAS (not OpenBLAS)";
 }
 
 std::vector<std::string> read_lines(const std::filesystem::path& file) {
@@ -372,7 +364,14 @@ Provenance current_provenance(const std::filesystem::path& root) {
     p.commit += "+modified";
   p.compiler = VL_COMPILER;
   p.build = VL_BUILD_TYPE;
-  p.blas = blas_description();
+  const MachineInfo& m = machine_info();
+  p.blas = m.blas_config;
+  p.cpu = m.cpu_model;
+  p.cpu_vector = fmt::format("{} ({}-bit)", m.cpu_vector, m.cpu_vector_bits);
+  p.kernel_path = m.kernel_path;
+  if (!m.blas_core.empty())
+    p.blas_core = m.blas_core_bits ? fmt::format("{} ({}-bit)", m.blas_core, m.blas_core_bits) : fmt::format("{} (width not known)", m.blas_core);
+  p.blas_narrower = m.blas_narrower.value_or("");
   p.date = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
   return p;
 }

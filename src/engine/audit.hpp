@@ -94,6 +94,13 @@ struct Provenance {
   std::string build;
   std::string blas;
   std::string date;
+  // What ran (kernels/cpu_info.hpp): the CPU and its widest vector unit, the vector path our
+  // kernels took, OpenBLAS's core and its width, and the plain line when that core is narrower.
+  std::string cpu;                     // "AMD EPYC"
+  std::string cpu_vector;              // "AVX2+FMA (256-bit)"
+  std::string kernel_path;             // "AVX2"
+  std::string blas_core;               // "Zen (256-bit)"; "" for a BLAS other than OpenBLAS
+  std::string blas_narrower;           // "" unless the BLAS core is narrower than the CPU
 };
 
 struct AuditReport {

@@ -93,7 +93,12 @@ std::string xml_escape(const std::string& s) {
 nlohmann::json report_json(const AuditReport& report) {
   nlohmann::json j;
   j["provenance"] = {{"backend", report.provenance.backend}, {"commit", report.provenance.commit}, {"compiler", report.provenance.compiler},
-                     {"build", report.provenance.build}, {"blas", report.provenance.blas}, {"date", report.provenance.date}};
+                     {"build", report.provenance.build}, {"blas", report.provenance.blas}, {"date", report.provenance.date},
+                     {"cpu", report.provenance.cpu}, {"cpu_vector", report.provenance.cpu_vector},
+                     {"kernel_path", report.provenance.kernel_path}, {"blas_core", report.provenance.blas_core}};
+  // null unless the BLAS core is narrower than the CPU; then the one plain line saying so.
+  j["provenance"]["blas_narrower"] =
+      report.provenance.blas_narrower.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.provenance.blas_narrower);
   j["root"] = report.root.string();
   j["passed"] = report.passed();
   j["failed"] = report.failed();

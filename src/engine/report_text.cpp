@@ -82,6 +82,10 @@ void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
              report.provenance.backend, ours);
   fmt::print(out, "-- provenance: commit {}, {}, {} build, {}, {}\n", report.provenance.commit, report.provenance.compiler,
              report.provenance.build, report.provenance.blas, report.provenance.date);
+  fmt::print(out, "-- machine: {}, {}; our kernels' vector path: {}; BLAS core: {}\n", report.provenance.cpu,
+             report.provenance.cpu_vector, report.provenance.kernel_path,
+             report.provenance.blas_core.empty() ? std::string("not OpenBLAS (unknown)") : report.provenance.blas_core);
+  if (!report.provenance.blas_narrower.empty()) fmt::print(out, "-- {}\n", report.provenance.blas_narrower);
   if (report.passed() == 0) fmt::print(out, "-- nothing was checked: no claim or listing ran on backend {}\n", report.provenance.backend);
   // A claim not applicable is neither passed nor failed; the closing line counts it apart.
   if (const int na = report.not_applicable())

@@ -16,8 +16,9 @@
 //
 // and when a key block raises the maximum from m to m', rescales l and a by exp(m − m') before
 // adding the block's terms; at the end o = a / l. Its workspace is a few blocks per thread,
-// whatever n is. The block products go through BLAS (cblas_sgemm / cblas_dgemm): S_blk =
-// scale · Q_blk K_blkᵀ and a += P_blk V_blk. Key blocks that a causal mask hides entirely are
+// whatever n is. The block products, S_blk = scale · Q_blk K_blkᵀ and a += P_blk V_blk, run
+// our register-blocked block_gemm (kernels/block_gemm.hpp: the same bits on every vector path),
+// or BLAS (cblas_sgemm / cblas_dgemm) when FusedConfig::blas_products asks. Key blocks that a causal mask hides entirely are
 // skipped. Work items (batch, head, query block) are spread over std::threads; OpenBLAS is kept
 // single-threaded, and its idle thread pool shut down, while they run (kernels/blas_threads.hpp).
 // Those are OpenBLAS's process-wide settings (restored afterwards): do not run the kernel while
@@ -25,10 +26,12 @@
 // the steps that choose the key blocks and rescale the running softmax
 // (fused_attention_steps.hpp, fused_attention_core.hpp).
 #include <cstddef>
+#include <optional>
 
 #include <xtensor/xtensor.hpp>
 
 #include "kernels/attention.hpp"
+#include "kernels/vector_path.hpp"
 
 namespace vl {
 
@@ -36,6 +39,10 @@ struct FusedConfig {
   std::size_t block_q = 128;  ///< queries per block (rows of S_blk)
   std::size_t block_k = 256;  ///< keys per block (columns of S_blk)
   std::size_t threads = 0;    ///< worker threads; 0 = std::thread::hardware_concurrency()
+  /// The block products' code: our register-blocked block_gemm on this vector path (unset: the
+  /// widest the CPU runs, kernels/vector_path.hpp), or BLAS (blas_products: for comparison).
+  std::optional<VectorPath> path{};
+  bool blas_products = false;
 };
 
 /// What one call did; the kernel fills it when given a pointer.

@@ -18,6 +18,7 @@
 
 #include "kernels/attention.hpp"
 #include "kernels/blas_gemm.hpp"
+#include "kernels/block_gemm.hpp"
 #include "kernels/blas_threads.hpp"
 #include "kernels/fused_attention.hpp"
 #include "kernels/softmax_rows.hpp"
@@ -69,14 +70,16 @@ struct Problem {
   std::optional<BroadcastView<bool>> allowed;
   std::optional<BroadcastView<T>> bias;
   FusedConfig config;
+  VectorPath path;  // block_gemm's
 };
 
-// One thread's buffers: S block (block_q × block_k), accumulator (block_q × Dv), m and l.
+// One thread's buffers: S block (block_q × block_k), accumulator (block_q × Dv), m and l, and
+// K_blkᵀ packed for block_gemm (D × block_k; none for the BLAS products).
 template <class T>
 struct Workspace {
-  std::vector<T> s, acc, m, l;
-  Workspace(std::size_t bq, std::size_t bk, std::size_t dv) : s(bq * bk), acc(bq * dv), m(bq), l(bq) {}
-  std::size_t bytes() const { return (s.capacity() + acc.capacity() + m.capacity() + l.capacity()) * sizeof(T); }
+  std::vector<T> s, acc, m, l, kt;
+  Workspace(std::size_t bq, std::size_t bk, std::size_t dv, std::size_t kt_size) : s(bq * bk), acc(bq * dv), m(bq), l(bq), kt(kt_size) {}
+  std::size_t bytes() const { return (s.capacity() + acc.capacity() + m.capacity() + l.capacity() + kt.capacity()) * sizeof(T); }
 };
 
 struct Counters {
@@ -117,7 +120,15 @@ void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_
     ++counters.computed;
     T* s = w.s.data();
     // S_blk = scale · Q_blk K_blkᵀ   (rows × cols, leading dimension cols)
-    blas::gemm(false, true, rows, cols, D, p.scale, q, D, k + j0 * D, D, T(0), s, cols);
+    if (c.blas_products) {
+      blas::gemm(false, true, rows, cols, D, p.scale, q, D, k + j0 * D, D, T(0), s, cols);
+    } else {
+      T* kt = w.kt.data();  // K_blkᵀ (D × cols): block_gemm vectorises over S's columns
+      for (std::size_t j = 0; j < cols; ++j)
+        for (std::size_t t = 0; t < D; ++t) kt[t * cols + j] = k[(j0 + j) * D + t];
+      block_gemm(p.path, false, rows, cols, D, q, D, kt, cols, s, cols);
+      row_scale(s, rows * cols, p.scale);
+    }
     const bool causal_partial = p.causal && std::ptrdiff_t(j1) - 1 > first_row_limit;
     for (std::size_t r = 0; r < rows; ++r) {
       T* srow = s + r * cols;
@@ -161,8 +172,9 @@ void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_
       Steps::rescale(w.l[r], acc + r * Dv, Dv, alpha, sum);
       w.m[r] = m_new;
     }
-    // acc += P_blk V_blk
-    blas::gemm(false, false, rows, Dv, cols, T(1), s, cols, v + j0 * Dv, Dv, T(1), acc, Dv);
+    // acc += P_blk V_blk   (rows × Dv)
+    if (c.blas_products) blas::gemm(false, false, rows, Dv, cols, T(1), s, cols, v + j0 * Dv, Dv, T(1), acc, Dv);
+    else block_gemm(p.path, true, rows, Dv, cols, s, cols, v + j0 * Dv, Dv, acc, Dv);
   }
   T* out = p.out + ((b * p.Hq + h) * p.Sq + i0) * Dv;
   for (std::size_t r = 0; r < rows; ++r) {
@@ -219,6 +231,8 @@ void fused_core(const std::array<std::size_t, 4>& qs, const std::array<std::size
   p.kv_lengths = options.kv_lengths ? &*options.kv_lengths : nullptr;
   p.q = qd, p.k = kd, p.v = vd;
   p.config = config;
+  p.path = config.path.value_or(selected_vector_path());
+  if (!cpu_runs(p.path)) throw std::invalid_argument(fmt::format("fused_attention: this CPU cannot run the {} path", vector_path_name(p.path)));
   const Shape4 target{B, Hq, Sq, Sk};
   if (options.allowed) p.allowed = broadcast_view(*options.allowed, target, "boolean");
   if (options.bias) p.bias = broadcast_view(*options.bias, target, "additive");
@@ -236,7 +250,7 @@ void fused_core(const std::array<std::size_t, 4>& qs, const std::array<std::size
   std::mutex m;
   Counters total;
   auto worker = [&] {
-    Workspace<T> w(bq, bk, Dv);
+    Workspace<T> w(bq, bk, Dv, config.blas_products ? 0 : D * bk);
     workspace_bytes += w.bytes();
     Counters counters;
     for (std::size_t item = next++; item < items; item = next++) {

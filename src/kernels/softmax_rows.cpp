@@ -1,5 +1,6 @@
 // The float32 row loops of softmax_rows.hpp, vectorised with GCC vector types.
 #include "kernels/softmax_rows.hpp"
+#include "kernels/exp_rows.hpp"
 
 #include <cstring>
 
@@ -8,7 +9,6 @@ namespace vl {
 // 16 floats: one AVX-512 register, two AVX2 registers or four SSE registers, as the clone's
 // target has them.
 using f32x16 = float __attribute__((vector_size(64)));
-using i32x16 = std::int32_t __attribute__((vector_size(64)));
 constexpr std::size_t kLanes = 16;
 
 // One row of the online softmax over a key block, float32. s: the row's scores (in: scores,
@@ -37,27 +37,11 @@ VL_CLONES float row_max_f32(const float* s, std::size_t n) {
   for (std::size_t t = 1; t < kLanes; ++t) m = part[t] > m ? part[t] : m;
   return m;
 }
-VL_CLONES float row_exp_sum_f32(float* s, std::size_t n, float m) {
-  f32x16 part{};
-  std::size_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    f32x16 x;
-    std::memcpy(&x, s + j, sizeof x);
-    f32x16 p;
-    exp_f32<f32x16, i32x16>(x - m, p);
-    std::memcpy(s + j, &p, sizeof p);
-    part += p;
-  }
-  float tail = part[0];
-  for (; j < n; ++j) {
-    float p;
-    exp_f32<float, std::int32_t>(s[j] - m, p);
-    s[j] = p;
-    tail += p;
-  }
-  float sum = tail;
-  for (std::size_t t = 1; t < kLanes; ++t) sum += part[t];
-  return sum;
+// row_exp_sum_f32 goes through kernels/exp_rows.hpp's explicit paths (the same choice as the
+// clones above: the widest the CPU runs), so the exp claim checks the very code the kernel runs.
+float row_exp_sum_f32(float* s, std::size_t n, float m) {
+  static const VectorPath path = selected_vector_path();
+  return row_exp_sum_on<CephesExpConstants>(path, s, n, m);
 }
 VL_CLONES void row_scale_f32(float* a, std::size_t n, float f) {
   for (std::size_t j = 0; j < n; ++j) a[j] *= f;

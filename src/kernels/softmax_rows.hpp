@@ -11,26 +11,37 @@
 
 namespace vl {
 
-// exp for float32 (Cephes' expf: range reduction by ln 2 in two parts, degree-5 polynomial;
-// relative error ≤ 2 ulp on [−87.3, 88.7]); exactly 1 at 0, exactly 0 below −87.3 (and for
-// −∞), NaN for NaN. Scores minus their maximum are ≤ 0, so no overflow handling. Written once
+// Cephes' expf constants: ln 2 in two parts (ln2_hi has 9 significant bits, so n · ln2_hi is
+// exact for |n| ≤ 2⁸ ... here |n| ≤ 126) and the degree-5 polynomial for (eʳ − 1 − r) / r².
+struct CephesExpConstants {
+  static constexpr float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+  static constexpr float p0 = 1.9875691500e-4f, p1 = 1.3981999507e-3f, p2 = 8.3334519073e-3f, p3 = 4.1665795894e-2f,
+                         p4 = 1.6666665459e-1f, p5 = 5.0000001201e-1f;
+};
+
+// exp for float32 (Cephes' expf): x = n·ln 2 + r with n = round(x / ln 2), |r| ≤ ln 2 / 2,
+//   eʳ ≈ 1 + r + r²·P(r)   (P of degree 5),   eˣ = 2ⁿ·eʳ.
+// Within 2 floats of the correctly rounded value on [−87.3, 0] (claim attention.exp-float32,
+// checked for every clone this CPU runs); exactly 1 at 0, exactly 0 below −87.3 (and for −∞),
+// NaN for NaN. Scores minus their maximum are ≤ 0, so no overflow handling. Written once
 // for F = float and for F = a vector of floats (GCC vector extensions: every operation is
 // lane-wise, so a lane gives the scalar's bits; with -ffp-contract=off nothing is fused).
 // The result goes out through a reference: a 64-byte vector returned by value would have a
-// different ABI in the baseline and AVX-512 clones (GCC's -Wpsabi).
-template <class F, class I>
+// different ABI in the baseline and AVX-512 clones (GCC's -Wpsabi). C: the constants (the exp
+// claim's controls change one).
+template <class F, class I, class C = CephesExpConstants>
 __attribute__((always_inline)) inline void exp_f32(const F& x, F& out) {
   const F lo = F{} - 87.3f;
   const F xc = x < lo ? lo : x;  // NaN stays NaN
   const F n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
-  F r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  F p = F{} + 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
+  F r = xc - n * C::ln2_hi;
+  r = r - n * C::ln2_lo;
+  F p = F{} + C::p0;
+  p = p * r + C::p1;
+  p = p * r + C::p2;
+  p = p * r + C::p3;
+  p = p * r + C::p4;
+  p = p * r + C::p5;
   const F y = p * r * r + r + 1.0f;
   I e;
   if constexpr (std::is_same_v<F, float>) e = static_cast<I>(n);

@@ -6,10 +6,14 @@
 // linear_attention_fast_steps.hpp), or run with blocks that materialise the scores: the kernels
 // that ship contain none of these.
 #include <cmath>
+#include <cstring>
+#include <random>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <xtensor/xview.hpp>
 
+#include "kernels/exp_rows.hpp"
 #include "kernels/feature_map.hpp"
 #include "kernels/fused_attention_core.hpp"
 #include "kernels/fused_attention_steps.hpp"
@@ -51,6 +55,132 @@ struct StateNotCarriedSteps : LinearChunkSteps {
 struct DiagonalDroppedSteps : LinearChunkSteps {
   static std::size_t first_hidden(std::size_t i) { return i; }
 };
+
+// ---------------------------------------------------------------------------------------------
+// The float32 exp's constants, each with one plausible bug: ln 2 in one part (n · fl(ln 2) is
+// rounded, and fl(ln 2) itself is 1.9·10⁻⁹ off), and 1/24 typed with its exponent off by one.
+struct OnePartLn2 : CephesExpConstants {
+  static constexpr float ln2_hi = 0.693147180559945f, ln2_lo = 0.0f;
+};
+struct CoefficientTypo : CephesExpConstants {
+  static constexpr float p3 = 4.1665795894e-3f;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The float32 exp against the correctly rounded exp, on a stratified sample of [−87.3, 0].
+
+// The correctly rounded float32 exp(x), for x in [−87.3, 0]: exp in double (glibc: < 1 ulp of
+// double, relative 2⁻⁵²) rounded to float. That rounding is the correct one unless eˣ lies within
+// the double's error of a midpoint between two floats; then (|e − mid| ≤ 2⁻⁵⁰·e, four times the
+// error) it is recomputed with expl (64-bit significand, error ≲ 2⁻⁶²) and decided if that clears
+// the midpoint by 2⁻⁶⁰·e. `resolved` is false for a case neither decides (none is expected: eˣ
+// is never a midpoint for a float x ≠ 0, being transcendental, and float32's hardest case is far
+// from 2⁻⁶⁰ of one).
+float exp_correctly_rounded(float x, bool& resolved, std::size_t& widened) {
+  resolved = true;
+  const double e = std::exp(double(x));
+  const float r = float(e);
+  // The two floats around e and their midpoint (exact in double: 25 significant bits).
+  const float other = double(r) > e ? std::nextafter(r, 0.0f) : std::nextafter(r, 2.0f);
+  const double mid = (double(r) + double(other)) / 2;
+  if (std::abs(e - mid) > 0x1p-50 * e) return r;
+  ++widened;
+  const long double el = expl((long double)x);
+  if (std::abs(el - (long double)mid) <= 0x1p-60L * el) resolved = false;
+  return float(el);
+}
+
+// The distance in floats between two non-negative floats (their bit patterns are ordered).
+std::int64_t float_distance(float a, float b) {
+  std::int32_t ia, ib;
+  std::memcpy(&ia, &a, 4);
+  std::memcpy(&ib, &b, 4);
+  return std::abs(std::int64_t(ia) - std::int64_t(ib));
+}
+
+// 10⁷ float32 in [−87.3, 0], in strata: 5·10⁶ by value (50 000 equal intervals, 100 uniform
+// draws in each: where scores minus their maximum lie), 5·10⁶ by binade (|x| in [2ᵉ, 2ᵉ⁺¹) for
+// e = −126 … 6, and the subnormals: equal counts, uniform over their bit patterns, the last
+// binade cut at 87.3: exp near 1 and the tiny arguments), and the ends 0, −0, −87.3. Fixed seed.
+std::vector<float> exp_sample() {
+  std::vector<float> xs;
+  xs.reserve(10'000'003);
+  std::mt19937_64 rng(2026);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  constexpr double lo = 87.3;
+  const float lo_f = -87.3f;
+  for (int k = 0; k < 50'000; ++k)
+    for (int t = 0; t < 100; ++t) xs.push_back(std::max(lo_f, float(-lo * (k + unit(rng)) / 50'000)));
+  // Binades of |x| by biased exponent 0 (subnormals) … 133 (|x| in [64, 128), cut at 87.3).
+  std::uint32_t top;
+  const float top_f = 87.3f;
+  std::memcpy(&top, &top_f, 4);
+  constexpr int binades = 134;
+  for (int b = 0; b < binades; ++b) {
+    const int per_binade = 5'000'000 / binades + (b < 5'000'000 % binades);
+    const std::uint32_t first = std::uint32_t(b) << 23, last = b == binades - 1 ? top : first + (1u << 23) - 1;
+    std::uniform_int_distribution<std::uint32_t> bits(first, last);
+    for (int t = 0; t < per_binade; ++t) {
+      const std::uint32_t u = bits(rng) | 0x80000000u;  // negative
+      float x;
+      std::memcpy(&x, &u, 4);
+      xs.push_back(x);
+    }
+  }
+  for (float x : {0.0f, -0.0f, lo_f}) xs.push_back(x);
+  return xs;
+}
+
+// The largest distance in floats from exp_f32 (constants C) to the correctly rounded exp, over
+// the sample, on every vector path this CPU runs (AVX-512 is reported as not run where it lacks
+// avx512f, never as passed).
+struct ExpSample {
+  std::vector<float> xs, ref;  // the arguments and their correctly rounded exp
+};
+// Built once per process and shared by the check and its controls (80 MB).
+const ExpSample& exp_sample_with_reference() {
+  static const ExpSample sample = [] {
+    ExpSample e{exp_sample(), {}};
+    e.ref.resize(e.xs.size());
+    std::size_t widened = 0, unresolved = 0;
+    for (std::size_t i = 0; i < e.xs.size(); ++i) {
+      bool ok;
+      e.ref[i] = exp_correctly_rounded(e.xs[i], ok, widened);
+      unresolved += !ok;
+    }
+    if (unresolved) throw std::runtime_error(fmt::format("attention.exp-float32: {} reference values undecided", unresolved));
+    return e;
+  }();
+  return sample;
+}
+
+template <class C>
+Measurement exp_accuracy(const CheckContext& ctx) {
+  const auto& [xs, ref] = exp_sample_with_reference();
+  std::int64_t worst = 0;
+  std::vector<std::string> ran, not_run;
+  float worst_x = 0;
+  std::vector<float> y(xs.size());
+  for (VectorPath path : all_vector_paths) {
+    if (!cpu_runs(path)) {
+      not_run.push_back(vector_path_name(path));
+      continue;
+    }
+    std::copy(xs.begin(), xs.end(), y.begin());
+    row_exp_sum_on<C>(path, y.data(), y.size(), 0.0f);  // s − 0 = s exactly: y_j = exp(x_j)
+    std::int64_t path_worst = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const std::int64_t d = float_distance(y[i], ref[i]);
+      if (d > path_worst) path_worst = d;
+      if (d > worst) worst = d, worst_x = xs[i];
+    }
+    ran.push_back(fmt::format("{} {}", vector_path_name(path), path_worst));
+  }
+  return {double(worst), double(worst) <= ctx.tolerance,
+          fmt::format("largest distance in floats from the correctly rounded exp over {} samples of [−87.3, 0]: {} (at x = {:.9g}); "
+                      "per path: {}; not run (this CPU lacks it): {}",
+                      xs.size(), worst, worst_x, fmt::join(ran, ", "), not_run.empty() ? std::string("none") : fmt::format("{}", fmt::join(not_run, ", ")))};
+}
 
 // ---------------------------------------------------------------------------------------------
 // fused vs plain.
@@ -210,6 +340,10 @@ CheckFn workspace_with(std::size_t block_q, std::size_t block_k) {
 
 std::vector<ClaimCheck> fused_checks() {
   return {
+      {"attention.exp-float32", "our float32 exp against the correctly rounded exp, 10⁷ samples, every vector path this CPU runs",
+       exp_accuracy<CephesExpConstants>,
+       {broken_code("ln 2 in one part (n · fl(ln 2) rounded)", exp_accuracy<OnePartLn2>),
+        broken_code("1/24 with its exponent off by one (4.17e-3)", exp_accuracy<CoefficientTypo>)}},
       {"attention.fused-matches-plain", "fused vs plain kernel, float64, 9 cases × 12 block shapes", fused_matches_plain<FusedSteps>,
        {broken_code("running sum and accumulator not rescaled by exp(m_old − m_new)", fused_matches_plain<NoRescaleSteps>),
         broken_code("last partial key block dropped", fused_matches_plain<DropLastPartialKeyBlockSteps>),

@@ -1,0 +1,65 @@
+// block_gemm.cpp's tile bodies, written once over a "vector" type V (load, store, broadcast,
+// zero, fma; `width` elements). No include guard, on purpose: block_gemm.cpp includes this file
+// once per vector path, inside that path's namespace and `#pragma GCC target`, so that every
+// function here is compiled for that path's instructions (a target attribute on a template
+// that always_inlines intrinsics would not be). Include nothing here.
+
+// A "vector" of one element: the baseline, and every path's last columns. std::fma is the
+// scalar fused multiply-add (one instruction where the target has FMA, glibc's correctly
+// rounded fma elsewhere): the same operation as one lane of the vector one.
+template <class T>
+struct One {
+  using reg = T;
+  static constexpr std::size_t width = 1;
+  static inline reg load(const T* p) { return *p; }
+  static inline void store(T* p, reg v) { *p = v; }
+  static inline reg broadcast(T x) { return x; }
+  static inline reg zero() { return T(0); }
+  static inline reg fma(reg a, reg b, reg c) { return std::fma(a, b, c); }
+};
+
+// One tile: rows [0, R) × columns [0, CV·width) of C, from A's rows and B's columns there.
+//   C[i][j] ← fma(A[i][t], B[t][j], C[i][j]),  t = 0 … k−1   (from C[i][j] or from 0)
+template <class V, int R, int CV, class T>
+inline void tile(bool accumulate, std::size_t k, const T* a, std::size_t lda, const T* b, std::size_t ldb, T* c, std::size_t ldc) {
+  typename V::reg acc[R][CV];
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < CV; ++j) acc[i][j] = accumulate ? V::load(c + i * ldc + j * V::width) : V::zero();
+  for (std::size_t t = 0; t < k; ++t) {
+    typename V::reg bt[CV];
+    for (int j = 0; j < CV; ++j) bt[j] = V::load(b + t * ldb + j * V::width);
+    for (int i = 0; i < R; ++i) {
+      const typename V::reg ai = V::broadcast(a[i * lda + t]);
+      for (int j = 0; j < CV; ++j) acc[i][j] = V::fma(ai, bt[j], acc[i][j]);
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < CV; ++j) V::store(c + i * ldc + j * V::width, acc[i][j]);
+}
+
+// R rows of C: tiles of CV vectors, then single vectors, then single elements.
+template <class V, int R, int CV, class T>
+inline void row_strip(bool accumulate, std::size_t n, std::size_t k, const T* a, std::size_t lda, const T* b, std::size_t ldb, T* c,
+                      std::size_t ldc) {
+  std::size_t j = 0;
+  for (; j + CV * V::width <= n; j += CV * V::width) tile<V, R, CV>(accumulate, k, a, lda, b + j, ldb, c + j, ldc);
+  for (; j + V::width <= n; j += V::width) tile<V, R, 1>(accumulate, k, a, lda, b + j, ldb, c + j, ldc);
+  for (; j < n; ++j) tile<One<T>, R, 1>(accumulate, k, a, lda, b + j, ldb, c + j, ldc);
+}
+
+// All of C: strips of 6 rows, then one strip of the 1 … 5 rows left.
+template <class V, int CV, class T>
+void gemm(bool accumulate, std::size_t m, std::size_t n, std::size_t k, const T* a, std::size_t lda, const T* b, std::size_t ldb, T* c,
+          std::size_t ldc) {
+  std::size_t i = 0;
+  for (; i + 6 <= m; i += 6) row_strip<V, 6, CV>(accumulate, n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
+  a += i * lda, c += i * ldc;
+  switch (m - i) {
+    case 5: row_strip<V, 5, CV>(accumulate, n, k, a, lda, b, ldb, c, ldc); break;
+    case 4: row_strip<V, 4, CV>(accumulate, n, k, a, lda, b, ldb, c, ldc); break;
+    case 3: row_strip<V, 3, CV>(accumulate, n, k, a, lda, b, ldb, c, ldc); break;
+    case 2: row_strip<V, 2, CV>(accumulate, n, k, a, lda, b, ldb, c, ldc); break;
+    case 1: row_strip<V, 1, CV>(accumulate, n, k, a, lda, b, ldb, c, ldc); break;
+    case 0: break;
+  }
+}
