@@ -533,7 +533,7 @@ def form_gaps_against_n(ctx: Context):
                 if zero_ns:
                     zeros = True
                     ax.semilogy(zero_ns, [floor] * len(zero_ns), "v", color=colour, mfc="none", ms=7, clip_on=False)
-            ax.set_ylim(bottom=floor)
+            ax.set_ylim(floor, 1e-11)  # the tolerance line in view
             ax.axhline(1e-12, color=GREY, ls="--", lw=1, label="tolerance 1e-12")
             ax.set_xlabel("sequence length n")
             ax.set_ylabel("largest relative gap")

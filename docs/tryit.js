@@ -16,7 +16,8 @@
     function draw() {
       var st = data.states[mask && mask.checked ? "causal" : "unmasked"], r = +rs.value;
       var heads = [+h1.value, +h2.value], n = st.weights.shape[2];
-      var head = "<tr><th>head</th>" + Array.from({length: n}, function (_, j) { return "<th>key " + j + "</th>"; }).join("") + "</tr>";
+      var head = '<tr><th>head<span class="vl-try-narrow"> \\ key</span></th>' + Array.from({length: n}, function (_, j) {
+        return '<th><span class="vl-try-wide">key </span>' + j + "</th>"; }).join("") + "</tr>";
       panel.querySelector(".vl-try-table thead").innerHTML = head;
       panel.querySelector(".vl-try-table tbody").innerHTML = heads.map(function (h, k) {
         return '<tr class="vl-try-w' + k + '" data-head="' + h + '"><th>' + h + "</th>" + row(st.weights, h, r).map(function (v) {
