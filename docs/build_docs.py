@@ -20,6 +20,7 @@ The conformance matrix (issue 19) is written into OUT/pages from this build's au
 lesson pages, and every *.html, *.json, *.svg and *.js there is copied into the site beside them, so a page's \\htmlonly block can load them.
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -83,6 +84,43 @@ def write_conformance_matrix(lessons, source: Path, out: Path, pages: Path, audi
         fail(f"conformance matrix: {e}")
 
 
+def git(source: Path, *args) -> str:
+    run = subprocess.run(["git", "-C", str(source), *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return run.stdout.strip() if run.returncode == 0 else ""
+
+
+def audit_of_this_build(path: Path, lessons, source: Path):
+    """Why the audit JSON at PATH (--audit-json: ctest's audit_all writes one) may not stand for
+    this build's audit, or None when it may: it must be an audit of SOURCE on the default backend,
+    at SOURCE's commit as the engine names it (git HEAD, "+modified" for a dirty tree), written
+    after the lessons binary was linked and after every spec and golden last changed (a newer
+    binary, spec or golden would give another audit)."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+        prov, root = report["provenance"], Path(report["root"])
+        report["lessons"]
+    except FileNotFoundError:
+        return "no such file"
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return f"not an audit JSON ({type(e).__name__}: {e})"
+    commit = git(source, "rev-parse", "--short=12", "HEAD") or "unknown (not a git checkout)"
+    if git(source, "status", "--porcelain", "--untracked-files=no"):
+        commit += "+modified"
+    written = path.stat().st_mtime
+    inputs = [Path(lessons)] if lessons else []
+    inputs += [f for d in ("specs", "reference_outputs") for f in (source / d).rglob("*") if f.is_file()]
+    newer = [f for f in inputs if f.stat().st_mtime > written]
+    if root.resolve() != source:
+        return f"it audits {root}, not {source}"
+    if str(prov.get("backend", "")).split(" (")[0] != "plain":  # "plain (our reference kernels: ...)"
+        return f"it audits backend {prov.get('backend')!r}, not the default (plain)"
+    if prov.get("commit") != commit:
+        return f"it was made at commit {prov.get('commit')}, the source is at {commit}"
+    if newer:
+        return f"{newer[0]} changed after it was written"
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lessons", type=Path, help="the lessons binary (not needed with --audit and --specs)")
@@ -91,6 +129,10 @@ def main():
     ap.add_argument("--doxygen", default=shutil.which("doxygen") or "doxygen")
     ap.add_argument("--audit", type=Path, default=os.environ.get("VL_AUDIT_JSON") or None,
                     help="use this audit JSON instead of running the audit (default: $VL_AUDIT_JSON)")
+    ap.add_argument("--audit-json", type=Path,
+                    help="reuse this audit JSON (ctest's audit_all writes one) when it is this build's audit "
+                         "(same source, commit and default backend, newer than the binary, specs and goldens); "
+                         "else run the audit")
     ap.add_argument("--arrays", type=Path, default=os.environ.get("VL_ARRAYS_JSON") or None,
                     help="use this array export instead of running `lessons export` (default: $VL_ARRAYS_JSON)")
     ap.add_argument("--seeds", type=Path, default=os.environ.get("VL_SEEDS_DIR") or None,
@@ -103,6 +145,12 @@ def main():
 
     specs, audit, arrays = out / "specs.json", out / "audit.json", out / "arrays.json"
     take_or_run(args.specs, specs, args.lessons, "spec", source, "specs")
+    if args.audit_json and not args.audit:
+        stale = audit_of_this_build(args.audit_json, args.lessons, source)
+        if stale:
+            print(f"build_docs.py: --audit-json {args.audit_json} not reused ({stale}): running the audit")
+        else:
+            args.audit = args.audit_json
     take_or_run(args.audit, audit, args.lessons, "audit", source, "audit")
     take_or_run(args.arrays, arrays, args.lessons, "export", source, "arrays")
 

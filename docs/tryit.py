@@ -8,8 +8,9 @@ WebAssembly: emscripten is not installed here, a second build of the kernels for
 be a second thing to verify, and the whole table of states is a few kilobytes.
 
 A panel is offered for a listing that exported weights (heads, n, n): with a mask toggle when it
-exported both W_unmasked and W_causal (and the outputs Y_unmasked, Y_causal), without one
-otherwise (e.g. weights and output).
+exported both states, under either naming (W_unmasked and W_causal with the outputs Y_unmasked,
+Y_causal: masking.main; weights and weights_causal with output and output_causal:
+attention.heads), without one otherwise (weights and output alone).
 """
 from __future__ import annotations
 
@@ -26,16 +27,19 @@ def _plain(a):
 
 
 def panel(listing_id: str, arrays: dict) -> str:
+    # (state, weights array, output array) under each naming
+    namings = ((("unmasked", "W_unmasked", "Y_unmasked"), ("causal", "W_causal", "Y_causal")),
+               (("unmasked", "weights", "output"), ("causal", "weights_causal", "output_causal")))
     states = {}
-    if "W_unmasked" in arrays and "W_causal" in arrays:
-        for tag in ("unmasked", "causal"):
-            states[tag] = {"weights": _plain(arrays[f"W_{tag}"])}
-            if f"Y_{tag}" in arrays:
-                states[tag]["output"] = _plain(arrays[f"Y_{tag}"])
-    elif "weights" in arrays and arrays["weights"].ndim == 3:
-        states["unmasked"] = {"weights": _plain(arrays["weights"])}
-        if "output" in arrays:
-            states["unmasked"]["output"] = _plain(arrays["output"])
+    for naming in namings:
+        for tag, w, y in naming:
+            if w in arrays and arrays[w].ndim == 3:
+                states[tag] = {"weights": _plain(arrays[w])}
+                if y in arrays:
+                    states[tag]["output"] = _plain(arrays[y])
+        if "unmasked" in states:
+            break
+        states = {}
     if not states:
         return ""
     heads, n, _ = states["unmasked"]["weights"]["shape"]

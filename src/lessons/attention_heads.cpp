@@ -11,6 +11,7 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/registry.hpp"
+#include "kernels/causal_mask.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/multi_head_attention.hpp"
 #include "lessons/attention.hpp"
@@ -63,6 +64,13 @@ ListingOutput listing_heads(const ListingContext& ctx) {
   out.arrays["x"] = in.x;
   out.arrays["output"] = r.output;
   out.arrays["weights"] = r.weights;
+  // The same heads with the causal mask (query i sees keys j <= i), for the docs' "try it" panel
+  // and heat maps; compared with NumPy's reading of the equations (attention_heads_causal_goldens.py).
+  MhaOptions<double> causal;
+  causal.attn_mask = xt::xarray<bool>(causal_blocked(in.x.shape(0), in.x.shape(0)));
+  const MhaResult<double, 2> rc = multi_head_self_attention<double, 2>(in.x, in.p, h, causal);
+  out.arrays["output_causal"] = rc.output;
+  out.arrays["weights_causal"] = rc.weights;
   return out;
 }
 // [attention.heads]

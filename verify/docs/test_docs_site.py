@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """The docs site as a whole: it builds without a Doxygen warning, every audited lesson has a page
 the index links, nothing loads from the network, the linear-rnn page shows its code, outputs and
-plot, and the masking page's "try it" panel, clicked in headless Chromium, shows row 0 turning
-into [1, 0, ...] with the causal mask and, for every state it offers, exactly the weights and
-outputs the audit compared with torch's goldens (within the audit's tolerance).
+plot, and the "try it" panels of the masking page and of the attention page's heads listing,
+clicked in headless Chromium, show row 0 turning into [1, 0, ...] with the causal mask and, for
+every state they offer, exactly the weights and outputs the audit compared with the goldens
+(torch's, and NumPy's for the heads with the mask), within the spec's tolerance.
 
     VL_DOCS_BUILD=build LESSONS=build/bin/lessons /usr/bin/python3 verify/docs/test_docs_site.py
 
@@ -41,20 +42,36 @@ class DocsSite(SiteHelpers, unittest.TestCase):
         self.assertIn('src="mathjax/MathJax.js"', (self.out / "html" / "index.html").read_text(encoding="utf-8"))
 
     def test_6_try_it_panel_shows_the_audited_weights(self):
+        self.check_try_it("masking", "masking.main", {"unmasked": ("W_unmasked", "Y_unmasked"), "causal": ("W_causal", "Y_causal")})
+
+    def test_7_heads_try_it_panel_toggles_the_mask(self):
+        self.check_try_it("attention", "attention.heads",
+                          {"unmasked": ("weights", "output"), "causal": ("weights_causal", "output_causal")})
+
+    def check_try_it(self, lesson_id, listing_id, names):
+        """Click the listing's panel as a reader would: row 0 turns into [1, 0, ...] with the mask;
+        every state it offers shows the weights and outputs the audit compared with the goldens
+        (names: state -> (weights array, output array) of the listing), within the spec's tolerance."""
         import numpy as np
-        page = self.out / "html" / "lesson_masking.html"
+        page = self.out / "html" / ("lesson_" + lesson_id.replace("-", "_") + ".html")
         if not page.exists():
-            self.skipTest("no masking lesson in this audit")
-        masking = next(l for l in self.audit()["lessons"] if l["id"] == "masking")
-        listing = next(li for li in masking["listings"] if li["id"] == "masking.main")
-        tol = {a["name"]: a["tolerance"] for a in listing["arrays"]}
+            self.skipTest(f"no {lesson_id} lesson in this audit")
+        lesson = next(l for l in self.audit()["lessons"] if l["id"] == lesson_id)
+        listing = next(li for li in lesson["listings"] if li["id"] == listing_id)
         self.assertEqual(listing["status"], "passed")
-        golden = {t: np.load(SOURCE / "reference_outputs" / "masking" / f"main.W_{t}.npy") for t in ("unmasked", "causal")}
-        y_golden = {t: np.load(SOURCE / "reference_outputs" / "masking" / f"main.Y_{t}.npy") for t in ("unmasked", "causal")}
+        arrays = {a["name"]: a for a in listing["arrays"]}
+        for w, y in names.values():
+            self.assertIn(w, arrays, f"{listing_id} does not compare {w} with a golden")
+            self.assertIn(y, arrays, f"{listing_id} does not compare {y} with a golden")
+        tol = {name: arrays[name]["tolerance"] for pair in names.values() for name in pair}
+        golden = {t: np.load(SOURCE / "reference_outputs" / arrays[w]["golden"]) for t, (w, _) in names.items()}
+        y_golden = {t: np.load(SOURCE / "reference_outputs" / arrays[y]["golden"]) for t, (_, y) in names.items()}
+        panel_id = "tryit-" + listing_id.replace(".", "-")
         d = self.open_page(page, 1400)
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import Select
-        panel = d.find_element(By.CSS_SELECTOR, ".vl-try#tryit-masking-main")
+        panel = d.find_element(By.CSS_SELECTOR, f".vl-try#{panel_id}")
+        d.execute_script("arguments[0].scrollIntoView({block: 'center'});", panel)
         mask = panel.find_element(By.CSS_SELECTOR, ".vl-try-mask")
         head, head2 = Select(panel.find_element(By.CSS_SELECTOR, ".vl-try-headsel")), Select(panel.find_element(By.CSS_SELECTOR, ".vl-try-head2"))
         row = Select(panel.find_element(By.CSS_SELECTOR, ".vl-try-row"))
@@ -63,14 +80,11 @@ class DocsSite(SiteHelpers, unittest.TestCase):
             cells = panel.find_elements(By.CSS_SELECTOR, f"tr.vl-try-w{k} td")
             return np.array([float(c.get_attribute("data-value")) for c in cells]), [c.text for c in cells]
 
-        def output():
-            return np.array([float(x) for x in panel.find_element(By.CSS_SELECTOR, ".vl-try-y").get_attribute("data-values").split(",")])
-
         self.assertFalse(mask.is_selected())
         head.select_by_value("0")
         row.select_by_value("0")
         w, _ = shown()
-        self.assertLess(np.abs(w - golden["unmasked"][0, 0]).max(), tol["W_unmasked"] + 1e-300)
+        self.assertLessEqual(np.abs(w - golden["unmasked"][0, 0]).max(), tol[names["unmasked"][0]])
         self.assertGreater(w[1:].max(), 0.01, "without the mask row 0 sees the later keys")
         mask.click()  # the toggle: row 0 becomes [1, 0, ...]
         self.assertTrue(mask.is_selected())
@@ -81,7 +95,7 @@ class DocsSite(SiteHelpers, unittest.TestCase):
         # Every state the panel offers, read off the page as shown (one script: set the controls as a
         # reader would, fire their change events, read the cells), against the goldens.
         states = d.execute_script("""
-            var p = document.getElementById('tryit-masking-main'), out = {};
+            var p = document.getElementById(arguments[0]), out = {};
             var m = p.querySelector('.vl-try-mask'), h = p.querySelector('.vl-try-headsel'), r = p.querySelector('.vl-try-row');
             function fire(el) { el.dispatchEvent(new Event('change')); }
             [false, true].forEach(function (causal) {
@@ -96,12 +110,12 @@ class DocsSite(SiteHelpers, unittest.TestCase):
                 });
               });
             });
-            return out;""")
+            return out;""", panel_id)
         self.assertEqual(len(states), 2 * golden["causal"].shape[0] * golden["causal"].shape[1])
         for key, got in states.items():
             t, h, r = key.split()
-            self.assertLessEqual(np.abs(np.array(got["w"]) - golden[t][int(h), int(r)]).max(), tol[f"W_{t}"], key)
-            self.assertLessEqual(np.abs(np.array(got["y"]) - y_golden[t][int(r)]).max(), tol[f"Y_{t}"], key)
+            self.assertLessEqual(np.abs(np.array(got["w"]) - golden[t][int(h), int(r)]).max(), tol[names[t][0]], key)
+            self.assertLessEqual(np.abs(np.array(got["y"]) - y_golden[t][int(r)]).max(), tol[names[t][1]], key)
         if not mask.is_selected():
             mask.click()
         # Two heads in row 2 (causal): different weights, both on keys 0-2 only.
@@ -127,6 +141,16 @@ class DocsSite(SiteHelpers, unittest.TestCase):
         self.assertIn("Provenance", html_text)
         commit = self.audit()["provenance"]["commit"]
         self.assertIn(commit, html_text)
+
+    def test_8_architecture_page_links_resolve(self):
+        # docs/pages/architecture.md links the source files it describes: each must be in the site.
+        page = self.out / "html" / "architecture.html"
+        self.assertTrue(page.exists(), "no architecture page (docs/pages/architecture.md)")
+        text = page.read_text(encoding="utf-8")
+        targets = set(re.findall(r'href="([^"#:]+)(?:#[^"]*)?"', text))
+        self.assertIn("backend_8hpp_source.html", targets)
+        missing = sorted(t for t in targets if not (page.parent / t).exists())
+        self.assertEqual(missing, [], "architecture page links to files the site lacks")
 
 
 if __name__ == "__main__":
