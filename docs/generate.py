@@ -47,6 +47,19 @@ ENGINE_BLOCKS = ("claim", "listing", "output", "rules")
 
 
 # ---------------------------------------------------------------------------------------------
+def machine_rows(p: dict) -> list:
+    """The provenance rows about the machine (issue 23): the CPU and its vector width, the vector
+    path our kernels took, the BLAS core in use, and — only when that core is narrower than the
+    CPU — the audit's one plain line saying so."""
+    rows = []
+    if p.get("cpu"):
+        rows.append(("Machine", f'{p["cpu"]} ({p.get("cpu_vector", "?")}); our kernels\' vector path: '
+                                f'{p.get("kernel_path", "?")}; BLAS core: {p.get("blas_core", "?")}'))
+    if p.get("blas_narrower"):
+        rows.append(("BLAS fallback", p["blas_narrower"]))
+    return rows
+
+
 # The spec, as the engine parsed it (`lessons spec --json`): Python never reads spec syntax, so a
 # page shows only what the audit read.
 
@@ -430,8 +443,9 @@ class LessonPage:
         p = (self.audit or {}).get("provenance", {})
         if not p:
             return ""
+        fallback = f' <strong>{esc(p["blas_narrower"])}</strong>' if p.get("blas_narrower") else ""
         return (f'<span class="vl-prov-inline">Commit <code>{esc(p.get("commit", "?"))}</code>, '
-                f'{esc(p.get("date", ""))}.</span>')
+                f'{esc(p.get("date", ""))}.{fallback}</span>')
 
     def sources(self) -> str:
         src = self.spec.sources if self.spec else []
@@ -614,7 +628,7 @@ class LessonPage:
     def provenance(self) -> str:
         p = (self.audit or {}).get("provenance", {})
         rows = [("Commit", p.get("commit")), ("Compiler", p.get("compiler")), ("Build", p.get("build")),
-                ("BLAS", p.get("blas")), ("Date", p.get("date")),
+                ("BLAS", p.get("blas")), *machine_rows(p), ("Date", p.get("date")),
                 ("Spec", f"specs/{self.spec.path.name}" if self.spec else None)]
         trs = "".join(f'<tr><th>{k}</th><td><code>{esc(v)}</code></td></tr>' for k, v in rows if v)
         return htmlonly(f'<table class="vl-table vl-provenance"><tbody>{trs}</tbody></table>')
@@ -797,9 +811,9 @@ def render_index(pages, audit, audit_error: str, spec_error: str = "") -> str:
     p = (audit or {}).get("provenance", {})
     if p:
         parts.append("# Provenance {#provenance}\n")
-        trs = "".join(f'<tr><th>{k}</th><td><code>{esc(p.get(key, ""))}</code></td></tr>'
-                      for k, key in (("Commit", "commit"), ("Compiler", "compiler"), ("Build", "build"),
-                                     ("BLAS", "blas"), ("Date", "date")))
+        rows = [(k, p.get(key, "")) for k, key in (("Commit", "commit"), ("Compiler", "compiler"), ("Build", "build"),
+                                                    ("BLAS", "blas"))] + machine_rows(p) + [("Date", p.get("date", ""))]
+        trs = "".join(f'<tr><th>{k}</th><td><code>{esc(v)}</code></td></tr>' for k, v in rows if v)
         parts.append(htmlonly(f'<table class="vl-table vl-provenance"><tbody>{trs}</tbody></table>'))
         parts.append(f"Audit totals: {audit.get('passed', 0)} passed, {audit.get('failed', 0)} failed.\n")
     return "\n".join(parts)
