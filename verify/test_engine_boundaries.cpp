@@ -135,10 +135,22 @@ BOOST_AUTO_TEST_CASE(machine_judges_decimals_and_exponent_only) {
   BOOST_TEST(!passes("took 0.068 ms", "took 6.8e-02 ms", rule));  // exponent style
   BOOST_TEST(!passes("took 6.8e-02 ms", "took 0.068 ms", rule));
   BOOST_TEST(passes("took 6.8e-02 ms", "took 1.2e+05 ms", rule));
+  BOOST_TEST(!passes("took 0.1 ms", "took 6.8e-02 ms", rule));    // one decimal each: the exponent tells them apart
+  BOOST_TEST(!passes("took 6.8e-02 ms", "took 0.1 ms", rule));
   BOOST_TEST(!passes("took 68 ms", "took 68.0 ms", rule));
   BOOST_TEST(!passes("took 0.068 ms", "took 0.068 s", rule));     // the text stays exact
   // The sign is not part of the form (decimals, exponent): written down, not an accident.
   BOOST_TEST(passes("took 0.068 ms", "took -0.068 ms", rule));
+}
+
+BOOST_AUTO_TEST_CASE(a_sign_glued_to_a_word_is_text_and_the_digits_after_it_a_number) {
+  // "n-1" is the text "n-" and the number 1 (not the identifier-like "n" followed by -1, nor a
+  // line without it): the rule's "number 2" is the 4 after it.
+  const Rules second = {"line 1 number 2: abs 1 — why"};
+  BOOST_TEST(passes("rows n-1 = 4", "rows n-1 = 4.5", second));
+  BOOST_TEST(!passes("rows n-1 = 4", "rows n-1 = 5.5", second));
+  BOOST_TEST(passes("rows n+1 = 4", "rows n+1 = 4.5", second));
+  BOOST_TEST(!passes("rows n-1 = 4", "rows n-2 = 4", second));  // number 1 stays exact
 }
 
 BOOST_AUTO_TEST_CASE(a_rule_hits_the_number_it_names_and_no_other) {

@@ -92,10 +92,14 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(subnormal_scores, T, Types) {
 BOOST_AUTO_TEST_CASE_TEMPLATE(nan_scores_propagate, T, Types) {
   // NaN is a bug upstream, not a mask: it must show, not be silently zeroed. (`lessons eval`
   // refuses NaN inputs before they get here; see verify/cli/test_bad_inputs.py.)
-  const xt::xtensor<T, 2> s = {{T(0), std::numeric_limits<T>::quiet_NaN()}, {T(0), T(0)}};
+  const xt::xtensor<T, 2> s = {{T(0), std::numeric_limits<T>::quiet_NaN()}, {T(0), T(0)},
+                               {-kInf<T>, std::numeric_limits<T>::quiet_NaN()}};
   const auto w = vl::softmax_rows<T>(s);
   BOOST_TEST(std::isnan(w(0, 0)));
   BOOST_TEST(w(1, 0) == T(0.5));
+  // A NaN among masked scores: the row's largest score is −∞, yet it is not a fully masked row.
+  BOOST_TEST(std::isnan(w(2, 0)));
+  BOOST_TEST(std::isnan(w(2, 1)));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <xtensor/xadapt.hpp>
+#include <xtensor/xbuilder.hpp>
 
 #include "numeric/numpy_format.hpp"
 
@@ -69,6 +70,15 @@ BOOST_AUTO_TEST_CASE(array_str_matches_numpy) {
 }
 
 // Lines as the lessons print them.
+BOOST_AUTO_TEST_CASE(summarised_above_1000_elements_not_at_1000) {
+  // NumPy's print threshold (np.get_printoptions()["threshold"] = 1000): an array of more than
+  // 1000 elements prints with "...", one of exactly 1000 in full.
+  const xt::xarray<double> full = xt::ones<double>({std::size_t(1000)});
+  const xt::xarray<double> more = xt::ones<double>({std::size_t(1001)});
+  BOOST_TEST(np::format_array(full).find("...") == std::string::npos);
+  BOOST_TEST(np::format_array(more).find("...") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(lesson_lines) {
   BOOST_TEST(np::format_array(xt::xarray<double>{0.367, 0.063, 0.113, 0.115, 0.342}) ==
              "[0.367 0.063 0.113 0.115 0.342]");
