@@ -239,7 +239,8 @@ def measured_cost(ctx: Context):
     data = bench_json()
     curves = {}
     for r in (data or {}).get("rows", []):
-        curves.setdefault(r["kernel"], []).append((r["n"], r["seconds"]))
+        if "seconds" in r:  # a path this CPU lacks is a row with "not_run" and no time
+            curves.setdefault(r["kernel"], []).append((r["n"], r["seconds"]))
     for r in (data or {}).get("python_results", []):
         if r["kernel"] in ("numpy_listing", "torch_listing"):
             curves.setdefault(r["kernel"], []).append((r["n"], r["seconds"]))
@@ -251,15 +252,25 @@ def measured_cost(ctx: Context):
         if len(pts) >= 2:
             bn, bt = zip(*pts)
             ax.loglog(bn, bt, "o--", color=colour, lw=1.2, ms=3, label=label)
+    peak = ((data or {}).get("fma_peak") or {}).get("gflops_all_threads")
+    if curves and peak:  # the least time any float32 attention could take here: 4·n²·d flops at the FMA ceiling
+        d = data.get("d", 64)
+        xs = sorted({n for name in styles for n, _ in curves.get(name, [])} | set(ns))  # the drawn curves' n
+        ax.loglog(xs, [4 * n * n * d / (peak * 1e9) for n in xs], "-", color="black", lw=0.8, alpha=0.6,
+                  label=f"FMA ceiling: 4n²d flops at {peak:.0f} GFLOP/s")
     ax.set_xscale("log", base=2)
-    ax.set_xticks(ns, [str(n) for n in ns])
+    ticks = sorted({n for name in styles for n, _ in curves.get(name, [])} | set(ns))
+    ax.set_xticks(ticks, [str(n) for n in ticks])
     ax.minorticks_off()
     ax.set_xlabel("sequence length n (d = 64, float32, one head)")
     ax.set_ylabel("seconds (mean of the listing's runs)")
     ax.set_title("Measured time against n")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, fontsize=8)
-    bench = " Dashed: bench/compare.py's JSON of this machine." if curves else \
-        " (No bench/compare.py JSON in this build: only the listing's own timing is drawn.)"
+    if curves:
+        bench = " Dashed: bench/compare.py's JSON of this machine." + (
+            " Thin black line: the time 4n²d flops take at its measured FMA ceiling." if peak else "")
+    else:
+        bench = " (No bench/compare.py JSON in this build: only the listing's own timing is drawn.)"
     return [ctx.save(fig, "cost-measured",
                      f"The time column {listing['id']} printed in this build's audit, against n, log-log: the "
                      "materialised attention grows like n² (dotted line: slope 2). Times of a few milliseconds "
