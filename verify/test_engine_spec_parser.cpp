@@ -134,6 +134,10 @@ BOOST_AUTO_TEST_CASE(refuses_fences_the_engine_does_not_read) {
   const std::string claim = "id: demo.second\nkind: bound\ntolerance: 1\nstatement: s\nsource: s\n";
   expect_error(std::string(kGood) + "\n~~~claim\n" + claim + "~~~\n", 32, "'~~~claim': the engine reads only fences of three backticks; write '```claim'");
   expect_error(std::string(kGood) + "\n  ```claim\n" + claim + "  ```\n", 32, "fence '```claim' is indented by 2 space(s)");
+  // 1 to 3 spaces is a fence to Markdown, 4 is code: the range's ends, for any info string.
+  expect_error(std::string(kGood) + "\n   ```claim\n" + claim + "   ```\n", 32, "fence '```claim' is indented by 3 space(s)");
+  expect_error(std::string(kGood) + "\n   ```python\nx = 1\n   ```\n", 32, "fence '```python' is indented by 3 space(s)");
+  expect_error(std::string(kGood) + "\n ```python\nx = 1\n ```\n", 32, "fence '```python' is indented by 1 space(s)");
   expect_error(std::string(kGood) + "\n    ```claim\n" + claim + "    ```\n", 32, "is indented by 4 or more columns: Markdown may show it as a claim block");
   expect_error(std::string(kGood) + "\n\t```listing\n\t```\n", 32, "is indented by 4 or more columns");
   expect_error(std::string(kGood) + "\n- a list item\n\n  - ```claim\n", 34, "is inside a list item or block quote");
