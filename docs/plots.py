@@ -252,15 +252,14 @@ def measured_cost(ctx: Context):
         if len(pts) >= 2:
             bn, bt = zip(*pts)
             ax.loglog(bn, bt, "o--", color=colour, lw=1.2, ms=3, label=label)
+    drawn_n = sorted({n for name in styles for n, _ in curves.get(name, [])} | set(ns))  # the x of every drawn curve
     peak = ((data or {}).get("fma_peak") or {}).get("gflops_all_threads")
     if curves and peak:  # the least time any float32 attention could take here: 4·n²·d flops at the FMA ceiling
         d = data.get("d", 64)
-        xs = sorted({n for name in styles for n, _ in curves.get(name, [])} | set(ns))  # the drawn curves' n
-        ax.loglog(xs, [4 * n * n * d / (peak * 1e9) for n in xs], "-", color="black", lw=0.8, alpha=0.6,
+        ax.loglog(drawn_n, [4 * n * n * d / (peak * 1e9) for n in drawn_n], "-", color="black", lw=0.8, alpha=0.6,
                   label=f"FMA ceiling: 4n²d flops at {peak:.0f} GFLOP/s")
     ax.set_xscale("log", base=2)
-    ticks = sorted({n for name in styles for n, _ in curves.get(name, [])} | set(ns))
-    ax.set_xticks(ticks, [str(n) for n in ticks])
+    ax.set_xticks(drawn_n, [str(n) for n in drawn_n])
     ax.minorticks_off()
     ax.set_xlabel("sequence length n (d = 64, float32, one head)")
     ax.set_ylabel("seconds (mean of the listing's runs)")
