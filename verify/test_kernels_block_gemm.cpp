@@ -42,21 +42,27 @@ void gemm_equals_the_fma_chain() {
   std::mt19937_64 gen(7);
   // m, n, k: full tiles, row tails (m mod 6), column tails below one vector and one tile.
   for (auto [m, n, k] : {std::array<std::size_t, 3>{64, 64, 64}, {13, 37, 5}, {1, 1, 1}, {7, 100, 64}, {6, 17, 33}, {65, 9, 3}}) {
-    const std::size_t lda = k + 3, ldb = n + 5, ldc = n + 2;
-    const auto a = uniform<T>(gen, m * lda), b = uniform<T>(gen, k * ldb), c0 = uniform<T>(gen, m * ldc);
-    for (bool accumulate : {false, true}) {
-      std::vector<T> want = c0;
-      for (std::size_t i = 0; i < m; ++i)
-        for (std::size_t j = 0; j < n; ++j) {
-          T acc = accumulate ? c0[i * ldc + j] : T(0);
-          for (std::size_t t = 0; t < k; ++t) acc = std::fma(a[i * lda + t], b[t * ldb + j], acc);
-          want[i * ldc + j] = acc;
+    const std::size_t ldb = n + 5, ldc = n + 2;
+    // A row-major (m × k, leading dimension k + 3) or stored transposed (k × m, leading m + 3).
+    for (bool transpose_a : {false, true}) {
+      const std::size_t lda = transpose_a ? m + 3 : k + 3;
+      const auto a = uniform<T>(gen, (transpose_a ? k : m) * lda), b = uniform<T>(gen, k * ldb), c0 = uniform<T>(gen, m * ldc);
+      auto a_it = [&](std::size_t i, std::size_t t) { return transpose_a ? a[t * lda + i] : a[i * lda + t]; };
+      for (bool accumulate : {false, true}) {
+        std::vector<T> want = c0;
+        for (std::size_t i = 0; i < m; ++i)
+          for (std::size_t j = 0; j < n; ++j) {
+            T acc = accumulate ? c0[i * ldc + j] : T(0);
+            for (std::size_t t = 0; t < k; ++t) acc = std::fma(a_it(i, t), b[t * ldb + j], acc);
+            want[i * ldc + j] = acc;
+          }
+        for (auto path : runnable_paths()) {
+          std::vector<T> c = c0;
+          vl::block_gemm(path, transpose_a, accumulate, m, n, k, a.data(), lda, b.data(), ldb, c.data(), ldc);
+          BOOST_TEST(same_bits(c.data(), want.data(), c.size()), vl::vector_path_name(path)
+                                                                     << " m=" << m << " n=" << n << " k=" << k << " transpose_a="
+                                                                     << transpose_a << " accumulate=" << accumulate);
         }
-      for (auto path : runnable_paths()) {
-        std::vector<T> c = c0;
-        vl::block_gemm(path, accumulate, m, n, k, a.data(), lda, b.data(), ldb, c.data(), ldc);
-        BOOST_TEST(same_bits(c.data(), want.data(), c.size()), vl::vector_path_name(path) << " m=" << m << " n=" << n << " k=" << k
-                                                                                          << " accumulate=" << accumulate);
       }
     }
   }

@@ -78,31 +78,31 @@ struct F64 {
 namespace {
 
 template <class T>
-void dispatch(VectorPath path, bool accumulate, std::size_t m, std::size_t n, std::size_t k, const T* a, std::size_t lda, const T* b,
+void dispatch(VectorPath path, bool transpose_a, bool accumulate, std::size_t m, std::size_t n, std::size_t k, const T* a, std::size_t lda, const T* b,
               std::size_t ldb, T* c, std::size_t ldc) {
 #ifdef VL_X86_PATHS
   if (path == VectorPath::avx512) {
-    if constexpr (sizeof(T) == 4) return block_gemm_avx512::gemm<block_gemm_avx512::F32, 2>(accumulate, m, n, k, a, lda, b, ldb, c, ldc);
-    else return block_gemm_avx512::gemm<block_gemm_avx512::F64, 2>(accumulate, m, n, k, a, lda, b, ldb, c, ldc);
+    if constexpr (sizeof(T) == 4) return block_gemm_avx512::gemm<block_gemm_avx512::F32, 2>(transpose_a, accumulate, m, n, k, a, lda, b, ldb, c, ldc);
+    else return block_gemm_avx512::gemm<block_gemm_avx512::F64, 2>(transpose_a, accumulate, m, n, k, a, lda, b, ldb, c, ldc);
   }
   if (path == VectorPath::avx2) {
-    if constexpr (sizeof(T) == 4) return block_gemm_avx2::gemm<block_gemm_avx2::F32, 2>(accumulate, m, n, k, a, lda, b, ldb, c, ldc);
-    else return block_gemm_avx2::gemm<block_gemm_avx2::F64, 2>(accumulate, m, n, k, a, lda, b, ldb, c, ldc);
+    if constexpr (sizeof(T) == 4) return block_gemm_avx2::gemm<block_gemm_avx2::F32, 2>(transpose_a, accumulate, m, n, k, a, lda, b, ldb, c, ldc);
+    else return block_gemm_avx2::gemm<block_gemm_avx2::F64, 2>(transpose_a, accumulate, m, n, k, a, lda, b, ldb, c, ldc);
   }
 #endif
   (void)path;
-  block_gemm_baseline::gemm<block_gemm_baseline::One<T>, 4>(accumulate, m, n, k, a, lda, b, ldb, c, ldc);
+  block_gemm_baseline::gemm<block_gemm_baseline::One<T>, 4>(transpose_a, accumulate, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 }  // namespace
 
-void block_gemm(VectorPath path, bool accumulate, std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
+void block_gemm(VectorPath path, bool transpose_a, bool accumulate, std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda,
                 const float* b, std::size_t ldb, float* c, std::size_t ldc) {
-  dispatch<float>(path, accumulate, m, n, k, a, lda, b, ldb, c, ldc);
+  dispatch<float>(path, transpose_a, accumulate, m, n, k, a, lda, b, ldb, c, ldc);
 }
-void block_gemm(VectorPath path, bool accumulate, std::size_t m, std::size_t n, std::size_t k, const double* a, std::size_t lda,
+void block_gemm(VectorPath path, bool transpose_a, bool accumulate, std::size_t m, std::size_t n, std::size_t k, const double* a, std::size_t lda,
                 const double* b, std::size_t ldb, double* c, std::size_t ldc) {
-  dispatch<double>(path, accumulate, m, n, k, a, lda, b, ldb, c, ldc);
+  dispatch<double>(path, transpose_a, accumulate, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 }  // namespace vl

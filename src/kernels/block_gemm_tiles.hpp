@@ -18,9 +18,22 @@ struct One {
   static inline reg fma(reg a, reg b, reg c) { return std::fma(a, b, c); }
 };
 
+// A (m × k) as stored: row-major (A[i][t] = a[i·lda + t]) or transposed (A[i][t] = a[t·lda + i],
+// i.e. Aᵀ stored row-major). A compile-time choice, so that the broadcasts of a tile's rows read
+// fixed offsets from one pointer.
+template <bool TransposeA, class T>
+inline const T& a_at(const T* a, std::size_t lda, std::size_t i, std::size_t t) {
+  return TransposeA ? a[t * lda + i] : a[i * lda + t];
+}
+// Where row i of A starts (as a pointer that a_at then offsets by t).
+template <bool TransposeA, class T>
+inline const T* a_row(const T* a, std::size_t lda, std::size_t i) {
+  return TransposeA ? a + i : a + i * lda;
+}
+
 // One tile: rows [0, R) × columns [0, CV·width) of C, from A's rows and B's columns there.
 //   C[i][j] ← fma(A[i][t], B[t][j], C[i][j]),  t = 0 … k−1   (from C[i][j] or from 0)
-template <class V, int R, int CV, class T>
+template <class V, int R, int CV, bool TA, class T>
 inline void tile(bool accumulate, std::size_t k, const T* a, std::size_t lda, const T* b, std::size_t ldb, T* c, std::size_t ldc) {
   typename V::reg acc[R][CV];
   for (int i = 0; i < R; ++i)
@@ -29,7 +42,7 @@ inline void tile(bool accumulate, std::size_t k, const T* a, std::size_t lda, co
     typename V::reg bt[CV];
     for (int j = 0; j < CV; ++j) bt[j] = V::load(b + t * ldb + j * V::width);
     for (int i = 0; i < R; ++i) {
-      const typename V::reg ai = V::broadcast(a[i * lda + t]);
+      const typename V::reg ai = V::broadcast(a_at<TA>(a, lda, i, t));
       for (int j = 0; j < CV; ++j) acc[i][j] = V::fma(ai, bt[j], acc[i][j]);
     }
   }
@@ -38,28 +51,36 @@ inline void tile(bool accumulate, std::size_t k, const T* a, std::size_t lda, co
 }
 
 // R rows of C: tiles of CV vectors, then single vectors, then single elements.
-template <class V, int R, int CV, class T>
+template <class V, int R, int CV, bool TA, class T>
 inline void row_strip(bool accumulate, std::size_t n, std::size_t k, const T* a, std::size_t lda, const T* b, std::size_t ldb, T* c,
                       std::size_t ldc) {
   std::size_t j = 0;
-  for (; j + CV * V::width <= n; j += CV * V::width) tile<V, R, CV>(accumulate, k, a, lda, b + j, ldb, c + j, ldc);
-  for (; j + V::width <= n; j += V::width) tile<V, R, 1>(accumulate, k, a, lda, b + j, ldb, c + j, ldc);
-  for (; j < n; ++j) tile<One<T>, R, 1>(accumulate, k, a, lda, b + j, ldb, c + j, ldc);
+  for (; j + CV * V::width <= n; j += CV * V::width) tile<V, R, CV, TA>(accumulate, k, a, lda, b + j, ldb, c + j, ldc);
+  for (; j + V::width <= n; j += V::width) tile<V, R, 1, TA>(accumulate, k, a, lda, b + j, ldb, c + j, ldc);
+  for (; j < n; ++j) tile<One<T>, R, 1, TA>(accumulate, k, a, lda, b + j, ldb, c + j, ldc);
 }
 
 // All of C: strips of 6 rows, then one strip of the 1 … 5 rows left.
-template <class V, int CV, class T>
-void gemm(bool accumulate, std::size_t m, std::size_t n, std::size_t k, const T* a, std::size_t lda, const T* b, std::size_t ldb, T* c,
-          std::size_t ldc) {
+template <class V, int CV, bool TA, class T>
+void gemm_as(bool accumulate, std::size_t m, std::size_t n, std::size_t k, const T* a, std::size_t lda, const T* b, std::size_t ldb, T* c,
+             std::size_t ldc) {
   std::size_t i = 0;
-  for (; i + 6 <= m; i += 6) row_strip<V, 6, CV>(accumulate, n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
-  a += i * lda, c += i * ldc;
+  for (; i + 6 <= m; i += 6) row_strip<V, 6, CV, TA>(accumulate, n, k, a_row<TA>(a, lda, i), lda, b, ldb, c + i * ldc, ldc);
+  a = a_row<TA>(a, lda, i), c += i * ldc;
   switch (m - i) {
-    case 5: row_strip<V, 5, CV>(accumulate, n, k, a, lda, b, ldb, c, ldc); break;
-    case 4: row_strip<V, 4, CV>(accumulate, n, k, a, lda, b, ldb, c, ldc); break;
-    case 3: row_strip<V, 3, CV>(accumulate, n, k, a, lda, b, ldb, c, ldc); break;
-    case 2: row_strip<V, 2, CV>(accumulate, n, k, a, lda, b, ldb, c, ldc); break;
-    case 1: row_strip<V, 1, CV>(accumulate, n, k, a, lda, b, ldb, c, ldc); break;
+    case 5: row_strip<V, 5, CV, TA>(accumulate, n, k, a, lda, b, ldb, c, ldc); break;
+    case 4: row_strip<V, 4, CV, TA>(accumulate, n, k, a, lda, b, ldb, c, ldc); break;
+    case 3: row_strip<V, 3, CV, TA>(accumulate, n, k, a, lda, b, ldb, c, ldc); break;
+    case 2: row_strip<V, 2, CV, TA>(accumulate, n, k, a, lda, b, ldb, c, ldc); break;
+    case 1: row_strip<V, 1, CV, TA>(accumulate, n, k, a, lda, b, ldb, c, ldc); break;
     case 0: break;
   }
+}
+
+// C = A · B or C += A · B, with A row-major or transposed.
+template <class V, int CV, class T>
+void gemm(bool transpose_a, bool accumulate, std::size_t m, std::size_t n, std::size_t k, const T* a, std::size_t lda, const T* b,
+          std::size_t ldb, T* c, std::size_t ldc) {
+  if (transpose_a) gemm_as<V, CV, true>(accumulate, m, n, k, a, lda, b, ldb, c, ldc);
+  else gemm_as<V, CV, false>(accumulate, m, n, k, a, lda, b, ldb, c, ldc);
 }

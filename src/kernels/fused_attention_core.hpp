@@ -21,6 +21,7 @@
 #include "kernels/block_gemm.hpp"
 #include "kernels/blas_threads.hpp"
 #include "kernels/fused_attention.hpp"
+#include "kernels/online_softmax_block.hpp"
 #include "kernels/softmax_rows.hpp"
 
 namespace vl {
@@ -73,18 +74,69 @@ struct Problem {
   VectorPath path;  // block_gemm's
 };
 
-// One thread's buffers: S block (block_q × block_k), accumulator (block_q × Dv), m and l, and
-// K_blkᵀ packed for block_gemm (D × block_k; none for the BLAS products).
+// One thread's buffers: the score block Sᵀ (block_k × block_q, key-major), the accumulator
+// (block_q × Dv), per query m, l and the block's sum and alpha, and Q_blkᵀ packed for block_gemm
+// (D × block_q; none for the BLAS products).
+// Sᵀ and Q_blkᵀ have rows of `ld` = block_q rounded up to 16 values, plus 16: a row stride of a
+// power of two (block_q = 128: 512 bytes) would put a column's values in a few cache sets.
 template <class T>
 struct Workspace {
-  std::vector<T> s, acc, m, l, kt;
-  Workspace(std::size_t bq, std::size_t bk, std::size_t dv, std::size_t kt_size) : s(bq * bk), acc(bq * dv), m(bq), l(bq), kt(kt_size) {}
-  std::size_t bytes() const { return (s.capacity() + acc.capacity() + m.capacity() + l.capacity() + kt.capacity()) * sizeof(T); }
+  std::size_t ld;
+  std::vector<T> st, acc, m, l, sum, alpha, qt;
+  Workspace(std::size_t bq, std::size_t bk, std::size_t dv, std::size_t d, bool pack_q)
+      : ld((bq + 15) / 16 * 16 + 16), st(bk * ld), acc(bq * dv), m(bq), l(bq), sum(bq), alpha(bq), qt(pack_q ? d * ld : 0) {}
+  std::size_t bytes() const {
+    std::size_t n = 0;
+    for (const auto* b : {&st, &acc, &m, &l, &sum, &alpha, &qt}) n += b->capacity();
+    return n * sizeof(T);
+  }
 };
 
 struct Counters {
   std::size_t computed = 0, skipped = 0;
 };
+
+// The block's scores after `scale`, before the softmax: the soft cap, the additive bias, the
+// boolean mask, the causal frontier and the window / key length, each as −∞ or an added term,
+// in the order vl::attention applies them. st as in query_block (cols × rows, key-major).
+template <class T>
+void mask_block(const Problem<T>& p, T* st, std::size_t ld, std::size_t b, std::size_t h, std::size_t i0, std::size_t rows, std::size_t j0,
+                std::size_t cols, std::ptrdiff_t offset, std::ptrdiff_t L, bool causal_partial, bool banded) {
+  constexpr T neg_inf = -std::numeric_limits<T>::infinity();
+  if (p.softcap > 0)
+    for (std::size_t j = 0; j < cols; ++j)
+      for (std::size_t r = 0; r < rows; ++r) st[j * ld + r] = p.softcap * std::tanh(st[j * ld + r] / p.softcap);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t i = i0 + r;
+    if (p.bias) {
+      const T* brow = p.bias->row(b, h, i);
+      for (std::size_t j = 0; j < cols; ++j) st[j * ld + r] += p.bias->at(brow, j0 + j);
+    }
+    if (p.allowed) {
+      const bool* arow = p.allowed->row(b, h, i);
+      for (std::size_t j = 0; j < cols; ++j)
+        if (!p.allowed->at(arow, j0 + j)) st[j * ld + r] = neg_inf;
+    }
+    if (banded) {
+      // visible: lo ≤ j ≤ hi with lo = p − left, hi = min(p + right, L − 1), p = i + offset
+      const std::ptrdiff_t pos = std::ptrdiff_t(i) + offset;
+      const std::ptrdiff_t lo = p.left >= 0 ? pos - p.left : std::numeric_limits<std::ptrdiff_t>::min() / 2;
+      const std::ptrdiff_t hi = std::min(p.right >= 0 ? pos + p.right : std::numeric_limits<std::ptrdiff_t>::max() / 2, L - 1);
+      for (std::size_t j = 0; j < cols; ++j) {
+        const std::ptrdiff_t key = std::ptrdiff_t(j0 + j);
+        if (key < lo || key > hi) st[j * ld + r] = neg_inf;
+      }
+    }
+  }
+  if (causal_partial) {
+    // key j0 + j is hidden from query i when j0 + j > i + offset: for key j, queries
+    // r < j0 + j − offset − i0 (a prefix of st's row j)
+    for (std::size_t j = 0; j < cols; ++j) {
+      const std::ptrdiff_t hidden = std::ptrdiff_t(j0 + j) - offset - std::ptrdiff_t(i0);
+      std::fill(st + j * ld, st + j * ld + std::size_t(std::clamp<std::ptrdiff_t>(hidden, 0, std::ptrdiff_t(rows))), neg_inf);
+    }
+  }
+}
 
 // One work item: batch b, query head h, query rows [i0, i1).
 template <class Steps, class T>
@@ -100,6 +152,13 @@ void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_
   std::fill(acc, acc + rows * Dv, T(0));
   std::fill(w.m.begin(), w.m.begin() + rows, neg_inf);
   std::fill(w.l.begin(), w.l.begin() + rows, T(0));
+
+  const std::size_t ld = w.ld;  // of Sᵀ and Q_blkᵀ
+  if (!c.blas_products) {  // Q_blkᵀ (D × rows), once for all key blocks: block_gemm vectorises over the queries
+    T* qt = w.qt.data();
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t t = 0; t < D; ++t) qt[t * ld + r] = q[r * D + t];
+  }
 
   const std::size_t bk = c.block_k;
   const std::size_t n_blocks = Steps::key_blocks(Sk, bk);
@@ -118,63 +177,30 @@ void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_
       break;
     }
     ++counters.computed;
-    T* s = w.s.data();
-    // S_blk = scale · Q_blk K_blkᵀ   (rows × cols, leading dimension cols)
+    // Sᵀ_blk = K_blk Q_blkᵀ (cols × rows, leading dimension ld): st[j][r] is query i0 + r's
+    // score against key j0 + j, times `scale` (BLAS: folded into its product; ours: below).
+    T* st = w.st.data();
+    T scale = p.scale;
     if (c.blas_products) {
-      blas::gemm(false, true, rows, cols, D, p.scale, q, D, k + j0 * D, D, T(0), s, cols);
+      blas::gemm(false, true, cols, rows, D, p.scale, k + j0 * D, D, q, D, T(0), st, ld);
+      scale = T(1);
     } else {
-      T* kt = w.kt.data();  // K_blkᵀ (D × cols): block_gemm vectorises over S's columns
-      for (std::size_t j = 0; j < cols; ++j)
-        for (std::size_t t = 0; t < D; ++t) kt[t * cols + j] = k[(j0 + j) * D + t];
-      block_gemm(p.path, false, rows, cols, D, q, D, kt, cols, s, cols);
-      row_scale(s, rows * cols, p.scale);
+      block_gemm(p.path, false, false, cols, rows, D, k + j0 * D, D, w.qt.data(), ld, st, ld);
     }
     const bool causal_partial = p.causal && std::ptrdiff_t(j1) - 1 > first_row_limit;
-    for (std::size_t r = 0; r < rows; ++r) {
-      T* srow = s + r * cols;
-      const std::size_t i = i0 + r;
-      if (p.softcap > 0)
-        for (std::size_t j = 0; j < cols; ++j) srow[j] = p.softcap * std::tanh(srow[j] / p.softcap);
-      if (p.bias) {
-        const T* brow = p.bias->row(b, h, i);
-        for (std::size_t j = 0; j < cols; ++j) srow[j] += p.bias->at(brow, j0 + j);
-      }
-      if (p.allowed) {
-        const bool* arow = p.allowed->row(b, h, i);
-        for (std::size_t j = 0; j < cols; ++j)
-          if (!p.allowed->at(arow, j0 + j)) srow[j] = neg_inf;
-      }
-      if (causal_partial) {
-        // keys j > i + offset are hidden: local columns from max(0, i + offset + 1 − j0)
-        const std::ptrdiff_t first_hidden = std::ptrdiff_t(i) + offset + 1 - std::ptrdiff_t(j0);
-        for (std::size_t j = std::size_t(std::clamp<std::ptrdiff_t>(first_hidden, 0, std::ptrdiff_t(cols))); j < cols; ++j)
-          srow[j] = neg_inf;
-      }
-      if (banded) {
-        // visible: lo ≤ j ≤ hi with lo = p − left, hi = min(p + right, L − 1), p = i + offset
-        const std::ptrdiff_t pos = std::ptrdiff_t(i) + offset;
-        const std::ptrdiff_t lo = p.left >= 0 ? pos - p.left : std::numeric_limits<std::ptrdiff_t>::min() / 2;
-        const std::ptrdiff_t hi = std::min(p.right >= 0 ? pos + p.right : std::numeric_limits<std::ptrdiff_t>::max() / 2, L - 1);
-        for (std::size_t j = 0; j < cols; ++j) {
-          const std::ptrdiff_t key = std::ptrdiff_t(j0 + j);
-          if (key < lo || key > hi) srow[j] = neg_inf;
-        }
-      }
-      // Online softmax for this row.
-      const T m_old = w.m[r];
-      const T m_new = std::max(m_old, row_max(srow, cols));
-      if (m_new == neg_inf) {  // nothing visible yet: the block adds nothing
-        std::fill(srow, srow + cols, T(0));
-        continue;
-      }
-      const T sum = row_exp_sum(srow, cols, m_new);
-      const T alpha = exp_of(m_old - m_new);  // 0 when m_old = −∞; 1 when the maximum did not move
-      Steps::rescale(w.l[r], acc + r * Dv, Dv, alpha, sum);
-      w.m[r] = m_new;
+    if (p.softcap > 0 || p.bias || p.allowed || causal_partial || banded) {
+      if (scale != T(1))  // the masks act on the scaled scores
+        for (std::size_t j = 0; j < cols; ++j) row_scale(st + j * ld, rows, scale);
+      scale = T(1);
+      mask_block(p, st, ld, b, h, i0, rows, j0, cols, offset, L, causal_partial, banded);
     }
-    // acc += P_blk V_blk   (rows × Dv)
-    if (c.blas_products) blas::gemm(false, false, rows, Dv, cols, T(1), s, cols, v + j0 * Dv, Dv, T(1), acc, Dv);
-    else block_gemm(p.path, true, rows, Dv, cols, s, cols, v + j0 * Dv, Dv, acc, Dv);
+    // The online softmax over this block: m, the block's sums and alpha for every query; then
+    // each row's l and accumulator are rescaled (Steps::rescale).
+    online_softmax_block(p.path, st, cols, rows, ld, scale, w.m.data(), w.sum.data(), w.alpha.data());
+    for (std::size_t r = 0; r < rows; ++r) Steps::rescale(w.l[r], acc + r * Dv, Dv, w.alpha[r], w.sum[r]);
+    // acc += P_blk V_blk   (rows × Dv; P_blk = (Sᵀ_blk)ᵀ)
+    if (c.blas_products) blas::gemm(true, false, rows, Dv, cols, T(1), st, ld, v + j0 * Dv, Dv, T(1), acc, Dv);
+    else block_gemm(p.path, true, true, rows, Dv, cols, st, ld, v + j0 * Dv, Dv, acc, Dv);
   }
   T* out = p.out + ((b * p.Hq + h) * p.Sq + i0) * Dv;
   for (std::size_t r = 0; r < rows; ++r) {
@@ -250,7 +276,7 @@ void fused_core(const std::array<std::size_t, 4>& qs, const std::array<std::size
   std::mutex m;
   Counters total;
   auto worker = [&] {
-    Workspace<T> w(bq, bk, Dv, config.blas_products ? 0 : D * bk);
+    Workspace<T> w(bq, bk, Dv, D, !config.blas_products);
     workspace_bytes += w.bytes();
     Counters counters;
     for (std::size_t item = next++; item < items; item = next++) {
