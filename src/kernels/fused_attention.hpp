@@ -16,10 +16,12 @@
 //
 // and when a key block raises the maximum from m to m', rescales l and a by exp(m − m') before
 // adding the block's terms; at the end o = a / l. Its workspace is a few blocks per thread,
-// whatever n is. The block products, S_blk = scale · Q_blk K_blkᵀ and a += P_blk V_blk, run
+// whatever n is. The scores are kept key-major, S_blkᵀ = K_blk Q_blkᵀ (block_k × block_q), so
+// that the softmax's step (online_softmax_block.hpp) runs its vectors over the queries, every
+// lane one query's sequence of operations. The block products, S_blkᵀ and a += P_blk V_blk, run
 // our register-blocked block_gemm (kernels/block_gemm.hpp: the same bits on every vector path),
-// or BLAS (cblas_sgemm / cblas_dgemm) when FusedConfig::blas_products asks. Key blocks that a causal mask hides entirely are
-// skipped. Work items (batch, head, query block) are spread over std::threads; OpenBLAS is kept
+// or BLAS (cblas_sgemm / cblas_dgemm) when FusedConfig::blas_products asks. Key blocks that a
+// causal mask hides entirely are skipped. Work items (batch, head, query block) are spread over std::threads; OpenBLAS is kept
 // single-threaded, and its idle thread pool shut down, while they run (kernels/blas_threads.hpp).
 // Those are OpenBLAS's process-wide settings (restored afterwards): do not run the kernel while
 // another thread of the same process is inside an OpenBLAS call. The body is a template over
@@ -36,8 +38,12 @@
 namespace vl {
 
 struct FusedConfig {
-  std::size_t block_q = 128;  ///< queries per block (rows of S_blk)
-  std::size_t block_k = 256;  ///< keys per block (columns of S_blk)
+  /// Queries and keys per block. 128 × 128: S_blkᵀ is 72 KiB in float32 (rows padded to 144),
+  /// 144 KiB in float64, within a core's L2; bench/attention_bench's BM_attention_fused_blocks
+  /// measures the others (issue 23's note: 128 × 256 and 64 × 128 within noise in float32,
+  /// 128 × 256 ~7% slower in float64).
+  std::size_t block_q = 128;  ///< queries per block (columns of S_blkᵀ)
+  std::size_t block_k = 128;  ///< keys per block (rows of S_blkᵀ)
   std::size_t threads = 0;    ///< worker threads; 0 = std::thread::hardware_concurrency()
   /// The block products' code: our register-blocked block_gemm on this vector path (unset: the
   /// widest the CPU runs, kernels/vector_path.hpp), or BLAS (blas_products: for comparison).

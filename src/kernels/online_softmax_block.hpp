@@ -1,7 +1,8 @@
 #pragma once
 // One key block's step of the online softmax (fused_attention_core.hpp), for a block of queries
 // whose scores are stored key-major: st (keys × queries, leading dimension ld), st[j][r] = the
-// score of query r against key j of the block. For each query r, over j = 0 … keys−1 in order:
+// score of query r against key j of the block (float32 or float64). For each query r, over
+// j = 0 … keys−1 in order:
 //   x_j = scale · st[j][r]
 //   m'_r = max(m_r, max_j x_j)
 //   st[j][r] ← p_j = exp(x_j − m'_r),   sum_r = Σ_j p_j   (added in order of j)
@@ -14,15 +15,17 @@
 // the scalar's order, and exp is exp_f32 (softmax_rows.hpp) lane by lane: AVX-512F (16 queries
 // to a register), AVX2 (8) and the baseline (SSE2, 4), then one query at a time, give the same
 // bits. Each path uses its own register width (a vector wider than the target's registers is
-// split by GCC into pieces it spills). float64: the same steps, one query at a time, std::exp.
-// C: exp_f32's constants (the exp claim's controls change one); the exp claim calls this very
+// split by GCC into pieces it spills). float64: the same, with exp_f64 (kernels/exp_f64.hpp;
+// 8, 4, 2 queries to a register). C: exp_f32's constants (the exp claim's controls change one); the exp claim calls this very
 // function with one key and m = 0, so that st holds exp(x) itself.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
+#include "kernels/exp_f64.hpp"
 #include "kernels/softmax_rows.hpp"
 #include "kernels/vector_path.hpp"
 
@@ -36,11 +39,23 @@ using f32x8 = float __attribute__((vector_size(32)));
 using i32x8 = std::int32_t __attribute__((vector_size(32)));
 using f32x4 = float __attribute__((vector_size(16)));
 using i32x4 = std::int32_t __attribute__((vector_size(16)));
+using f64x8 = double __attribute__((vector_size(64)));
+using i64x8 = std::int64_t __attribute__((vector_size(64)));
+using f64x4 = double __attribute__((vector_size(32)));
+using i64x4 = std::int64_t __attribute__((vector_size(32)));
+using f64x2 = double __attribute__((vector_size(16)));
+using i64x2 = std::int64_t __attribute__((vector_size(16)));
 
-// The step for the queries of one vector V (or one float): st points at their first column.
-template <class V, class I, class C>
-__attribute__((always_inline)) inline void step(float* st, std::size_t keys, std::size_t ld, float scale, float* m, float* sum,
-                                                float* alpha) {
+// exp lane by lane: exp_f32 (constants C) for floats, exp_f64 for doubles.
+template <class E, class V, class I, class C>
+__attribute__((always_inline)) inline void exp_lanes(const V& x, V& out) {
+  if constexpr (std::is_same_v<E, float>) exp_f32<V, I, C>(x, out);
+  else exp_f64<V, I>(x, out);
+}
+
+// The step for the queries of one vector V of E (or one E): st points at their first column.
+template <class E, class V, class I, class C>
+__attribute__((always_inline)) inline void step(E* st, std::size_t keys, std::size_t ld, E scale, E* m, E* sum, E* alpha) {
   V m_old, mx;
   std::memcpy(&m_old, m, sizeof m_old);
   mx = m_old;
@@ -50,85 +65,87 @@ __attribute__((always_inline)) inline void step(float* st, std::size_t keys, std
     x = x * scale;
     mx = x > mx ? x : mx;
   }
-  const V none = V{} - std::numeric_limits<float>::infinity();
+  const V none = V{} - std::numeric_limits<E>::infinity();
   const V shift = mx == none ? V{} : mx;  // no visible key: exp(−∞ − 0) = 0, not NaN
   V s{};
   for (std::size_t j = 0; j < keys; ++j) {
     V x;
     std::memcpy(&x, st + j * ld, sizeof x);
     V p;
-    exp_f32<V, I, C>(x * scale - shift, p);
+    exp_lanes<E, V, I, C>(x * scale - shift, p);
     std::memcpy(st + j * ld, &p, sizeof p);
     s += p;
   }
   V a;
-  exp_f32<V, I, C>(m_old - shift, a);
-  a = mx == none ? V{} + 1.0f : a;
+  exp_lanes<E, V, I, C>(m_old - shift, a);
+  a = mx == none ? V{} + E(1) : a;
   std::memcpy(m, &mx, sizeof mx);
   std::memcpy(sum, &s, sizeof s);
   std::memcpy(alpha, &a, sizeof a);
 }
 
 // All queries: vectors of V, then one query at a time.
-template <class V, class I, class C>
-__attribute__((always_inline)) inline void block(float* st, std::size_t keys, std::size_t queries, std::size_t ld, float scale, float* m,
-                                                 float* sum, float* alpha) {
-  constexpr std::size_t width = sizeof(V) / sizeof(float);
+template <class E, class V, class I, class C>
+__attribute__((always_inline)) inline void block(E* st, std::size_t keys, std::size_t queries, std::size_t ld, E scale, E* m, E* sum,
+                                                 E* alpha) {
+  constexpr std::size_t width = sizeof(V) / sizeof(E);
+  using Int = std::conditional_t<std::is_same_v<E, float>, std::int32_t, std::int64_t>;
   std::size_t r = 0;
-  for (; r + width <= queries; r += width) step<V, I, C>(st + r, keys, ld, scale, m + r, sum + r, alpha + r);
-  for (; r < queries; ++r) step<float, std::int32_t, C>(st + r, keys, ld, scale, m + r, sum + r, alpha + r);
+  for (; r + width <= queries; r += width) step<E, V, I, C>(st + r, keys, ld, scale, m + r, sum + r, alpha + r);
+  for (; r < queries; ++r) step<E, E, Int, C>(st + r, keys, ld, scale, m + r, sum + r, alpha + r);
 }
 
 #if defined(__GNUC__) && defined(__x86_64__)
 template <class C>
 __attribute__((target("avx512f"))) void on_avx512(float* st, std::size_t keys, std::size_t queries, std::size_t ld, float scale,
                                                   float* m, float* sum, float* alpha) {
-  block<f32x16, i32x16, C>(st, keys, queries, ld, scale, m, sum, alpha);
+  block<float, f32x16, i32x16, C>(st, keys, queries, ld, scale, m, sum, alpha);
 }
 template <class C>
 __attribute__((target("avx2"))) void on_avx2(float* st, std::size_t keys, std::size_t queries, std::size_t ld, float scale, float* m,
                                              float* sum, float* alpha) {
-  block<f32x8, i32x8, C>(st, keys, queries, ld, scale, m, sum, alpha);
+  block<float, f32x8, i32x8, C>(st, keys, queries, ld, scale, m, sum, alpha);
+}
+__attribute__((target("avx512f"))) inline void on_avx512(double* st, std::size_t keys, std::size_t queries, std::size_t ld, double scale,
+                                                         double* m, double* sum, double* alpha) {
+  block<double, f64x8, i64x8, CephesExpConstants>(st, keys, queries, ld, scale, m, sum, alpha);
+}
+__attribute__((target("avx2"))) inline void on_avx2(double* st, std::size_t keys, std::size_t queries, std::size_t ld, double scale,
+                                                    double* m, double* sum, double* alpha) {
+  block<double, f64x4, i64x4, CephesExpConstants>(st, keys, queries, ld, scale, m, sum, alpha);
 }
 #endif
 template <class C>
 void on_baseline(float* st, std::size_t keys, std::size_t queries, std::size_t ld, float scale, float* m, float* sum, float* alpha) {
-  block<f32x4, i32x4, C>(st, keys, queries, ld, scale, m, sum, alpha);
+  block<float, f32x4, i32x4, C>(st, keys, queries, ld, scale, m, sum, alpha);
+}
+inline void on_baseline(double* st, std::size_t keys, std::size_t queries, std::size_t ld, double scale, double* m, double* sum,
+                        double* alpha) {
+  block<double, f64x2, i64x2, CephesExpConstants>(st, keys, queries, ld, scale, m, sum, alpha);
 }
 
 }  // namespace online_softmax_detail
 
-/// The step above for float32 on the given path (which the CPU must run: cpu_runs(path)).
-template <class C = CephesExpConstants>
-void online_softmax_block(VectorPath path, float* st, std::size_t keys, std::size_t queries, std::size_t ld, float scale, float* m,
-                          float* sum, float* alpha) {
+/// The step above on the given path (which the CPU must run: cpu_runs(path)). C: exp_f32's
+/// constants (float32 only).
+template <class C = CephesExpConstants, class T>
+void online_softmax_block(VectorPath path, T* st, std::size_t keys, std::size_t queries, std::size_t ld, T scale, T* m, T* sum, T* alpha) {
+  using namespace online_softmax_detail;
 #if defined(__GNUC__) && defined(__x86_64__)
-  if (path == VectorPath::avx512) return online_softmax_detail::on_avx512<C>(st, keys, queries, ld, scale, m, sum, alpha);
-  if (path == VectorPath::avx2) return online_softmax_detail::on_avx2<C>(st, keys, queries, ld, scale, m, sum, alpha);
-#endif
+  if constexpr (std::is_same_v<T, float>) {
+    if (path == VectorPath::avx512) return on_avx512<C>(st, keys, queries, ld, scale, m, sum, alpha);
+    if (path == VectorPath::avx2) return on_avx2<C>(st, keys, queries, ld, scale, m, sum, alpha);
+    return on_baseline<C>(st, keys, queries, ld, scale, m, sum, alpha);
+  } else {
+    if (path == VectorPath::avx512) return on_avx512(st, keys, queries, ld, scale, m, sum, alpha);
+    if (path == VectorPath::avx2) return on_avx2(st, keys, queries, ld, scale, m, sum, alpha);
+    return on_baseline(st, keys, queries, ld, scale, m, sum, alpha);
+  }
+#else
   (void)path;
-  online_softmax_detail::on_baseline<C>(st, keys, queries, ld, scale, m, sum, alpha);
-}
-
-/// The step above for float64 (every path: std::exp, one score at a time, j outer so that st is
-/// read along its rows; alpha holds m_old until the end).
-inline void online_softmax_block(VectorPath /*path*/, double* st, std::size_t keys, std::size_t queries, std::size_t ld, double scale,
-                                 double* m, double* sum, double* alpha) {
-  constexpr double none = -std::numeric_limits<double>::infinity();
-  auto shift = [&](std::size_t r) { return m[r] == none ? 0.0 : m[r]; };
-  for (std::size_t r = 0; r < queries; ++r) alpha[r] = m[r], sum[r] = 0;
-  for (std::size_t j = 0; j < keys; ++j)
-    for (std::size_t r = 0; r < queries; ++r) {
-      const double x = st[j * ld + r] * scale;
-      m[r] = x > m[r] ? x : m[r];
-    }
-  for (std::size_t j = 0; j < keys; ++j)
-    for (std::size_t r = 0; r < queries; ++r) {
-      const double p = std::exp(st[j * ld + r] * scale - shift(r));
-      st[j * ld + r] = p;
-      sum[r] += p;
-    }
-  for (std::size_t r = 0; r < queries; ++r) alpha[r] = m[r] == none ? 1.0 : std::exp(alpha[r] - shift(r));
+  if constexpr (std::is_same_v<T, float>) on_baseline<C>(st, keys, queries, ld, scale, m, sum, alpha);
+  else on_baseline(st, keys, queries, ld, scale, m, sum, alpha);
+#endif
 }
 
 }  // namespace vl

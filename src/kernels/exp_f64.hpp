@@ -1,0 +1,55 @@
+#pragma once
+// exp for float64, written once for F = double and for F = a vector of doubles (GCC vector
+// extensions; I: 64-bit integers of the same lane count), so that a lane gives the scalar's bits
+// on every vector path (the fused kernel's float64 softmax, online_softmax_block.hpp):
+//   x = n·ln 2 + r,  n = round(x / ln 2),  |r| ≤ ln 2 / 2
+//   eʳ ≈ 1 + r + r²·P(r),  P the Taylor polynomial of (eʳ − 1 − r) / r² to degree 11 (eʳ to r¹³),
+//   eˣ = 2ⁿ·eʳ
+// Truncation: r¹⁴/14! ≤ 0.347¹⁴/14! < 5·10⁻¹⁸, below 2⁻⁵⁷ of eʳ ≥ 0.707. Rounding: ln 2 in two
+// parts (fdlibm's: ln2_hi has its last 21 bits zero, so n·ln2_hi is exact for |n| ≤ 1022 and
+// x − n·ln2_hi exact too), P by Horner, each step rounded once (-ffp-contract=off: no FMA), and
+// the last two additions; test_kernels_exp_f64 bounds the whole at 2 ulp of the correctly rounded
+// value (long double's expl as the reference) on a sample of [−708, 0]. Exactly 1 at 0;
+// 0 below −708 (where eˣ < 3.3·10⁻³⁰⁸, near the smallest normal double: std::exp would give a
+// subnormal there, a difference under 3.3·10⁻³⁰⁸ absolute); 0 for −∞; NaN for NaN. Arguments
+// above 0 are outside its domain (scores minus their maximum are ≤ 0). The result goes out
+// through a reference, as exp_f32's.
+#include <cstdint>
+#include <type_traits>
+
+namespace vl {
+
+template <class F, class I>
+__attribute__((always_inline)) inline void exp_f64(const F& x, F& out) {
+  constexpr double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+  constexpr double log2e = 1.44269504088896338700e+00;
+  constexpr double shifter = 6755399441055744.0;  // 1.5·2⁵²: t = y + shifter holds round(y) in its low bits
+  const F lo = F{} - 708.0;
+  const F xc = x < lo ? lo : x;  // NaN stays NaN
+  const F t = xc * log2e + shifter;
+  const F n = t - shifter;  // round to nearest, as a double
+  F r = xc - n * ln2_hi;
+  r = r - n * ln2_lo;
+  F p = F{} + 1.0 / 6227020800.0;  // 1/13!: P's r¹¹ coefficient (P = Σₖ rᵏ / (k + 2)!)
+  p = p * r + 1.0 / 479001600.0;
+  p = p * r + 1.0 / 39916800.0;
+  p = p * r + 1.0 / 3628800.0;
+  p = p * r + 1.0 / 362880.0;
+  p = p * r + 1.0 / 40320.0;
+  p = p * r + 1.0 / 5040.0;
+  p = p * r + 1.0 / 720.0;
+  p = p * r + 1.0 / 120.0;
+  p = p * r + 1.0 / 24.0;
+  p = p * r + 1.0 / 6.0;
+  p = p * r + 0.5;
+  const F y = p * r * r + r + 1.0;
+  // 2ⁿ: t's bits are shifter's plus n (t lies in [2⁵², 2⁵³), one bit pattern per integer).
+  I e;
+  if constexpr (std::is_same_v<F, double>) e = __builtin_bit_cast(I, t) - I(0x4338000000000000);
+  else e = __builtin_bit_cast(I, t) - std::int64_t(0x4338000000000000);
+  const F pow2 = __builtin_bit_cast(F, (e + 1023) << 52);
+  const F result = y * pow2;
+  out = x < lo ? F{} : (x != x ? x : result);
+}
+
+}  // namespace vl
