@@ -186,7 +186,20 @@ def main():
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--markdown", help="write the table here (docs/pages/mutation.md)")
     ap.add_argument("--report-from", help="no run: write --markdown from an earlier run's --json (after arguing survivors in the list)")
+    ap.add_argument("--check-list", action="store_true",
+                    help="no run: check that every mutant's 'find' occurs exactly once in its file of this checkout (ctest mutants_list_live)")
     a = ap.parse_args()
+    if a.check_list:
+        stale = []
+        for m in load(a.list):
+            path = HERE / m["file"]
+            count = path.read_text().count(m["find"]) if path.is_file() else -1
+            if count != 1:
+                stale.append(f"{m['id']}: {m['file']}" + (" does not exist" if count < 0 else f": 'find' occurs {count} times (expected once)"))
+        for line in stale:
+            print(f"{a.list}: stale mutant {line}", file=sys.stderr)
+        print(f"{a.list}: {len(load(a.list)) - len(stale)} mutants apply, {len(stale)} stale")
+        return 1 if stale else 0
     if a.report_from:
         NEW_TESTS.update(json.loads(Path(a.list).read_text()).get("new_tests", []))
         try:

@@ -196,3 +196,27 @@ BOOST_AUTO_TEST_CASE(materialized_matches_plain) {
   BOOST_TEST(xt::amax(xt::abs(ref.output - got.output))() < 1e-12);
   BOOST_TEST(xt::amax(xt::abs(ref.weights - got.weights))() < 1e-12);
 }
+
+BOOST_AUTO_TEST_CASE(materialized_float32_matches_plain) {
+  // The float32 row loops (softmax_rows.cpp: 16 lanes, then a tail) through the listing-6
+  // attention: 121 keys = 7·16 + 9. Error budget: scores of d = 16 terms (|q|,|k| ~ 4, scale 1/4)
+  // carry ≲ 16·u·16·(1/4) ≈ 4·10⁻⁶ each, the weights as much relative, the output (|v| ≲ 4) less
+  // than 2·10⁻⁵: the bound 10⁻⁴ is five times that, and a sum missing one lane (~1/16 of it) or
+  // a maximum missing the tail is far beyond it.
+  std::mt19937_64 g(10);
+  auto q = normal4<double>(g, {1, 1, 100, 16}), k = normal4<double>(g, {1, 1, 121, 16}), v = normal4<double>(g, {1, 1, 121, 8});
+  // Query 0 scores the last key (in the tail) 100 against the others' ~N(0, 1): its weight is 1
+  // to within e⁻⁹⁰, and exp(100 − m) is out of the exp's range (x ≤ 0) unless m is that score.
+  for (std::size_t t = 0; t < 16; ++t) q(0, 0, 0, t) = t == 0 ? 4.0 : 0.0, k(0, 0, 120, t) = t == 0 ? 100.0 : 0.0;
+  auto two = [](const xt::xtensor<double, 4>& x) { return xt::xtensor<double, 2>(xt::view(x, 0, 0)); };
+  auto f32 = [&](const xt::xtensor<double, 4>& x) { return xt::xtensor<float, 2>(xt::cast<float>(two(x))); };
+  vl::AttentionOptions<double> o;
+  o.return_weights = true;
+  const auto ref = vl::attention<double>(xt::xtensor<double, 2>(xt::cast<double>(f32(q))), xt::xtensor<double, 2>(xt::cast<double>(f32(k))),
+                                         xt::xtensor<double, 2>(xt::cast<double>(f32(v))), o);
+  const auto got = vl::attention_materialized<float>(f32(q), f32(k), f32(v));
+  BOOST_TEST(xt::all(xt::isfinite(got.output)));
+  BOOST_TEST(xt::amax(xt::abs(ref.output - xt::cast<double>(got.output)))() < 1e-4);
+  BOOST_TEST(xt::amax(xt::abs(ref.weights - xt::cast<double>(got.weights)))() < 1e-4);
+  BOOST_TEST(std::abs(double(got.output(0, 0)) - double(float(v(0, 0, 120, 0)))) < 1e-4);
+}

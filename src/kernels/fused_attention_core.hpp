@@ -280,7 +280,10 @@ void fused_core(const std::array<std::size_t, 4>& qs, const std::array<std::size
     workspace_bytes += w.bytes();
     Counters counters;
     for (std::size_t item = next++; item < items; item = next++) {
-      const std::size_t qb = item % q_blocks, bh = item / q_blocks;
+      // Causal: the last query blocks see the most keys; taken first, so that no thread is left
+      // with a long one while the others have finished (each item's result does not depend on
+      // which thread computes it, or when).
+      const std::size_t qb = p.causal ? q_blocks - 1 - item % q_blocks : item % q_blocks, bh = item / q_blocks;
       const std::size_t i0 = qb * config.block_q, i1 = std::min(i0 + config.block_q, Sq);
       detail::query_block<Steps>(p, w, bh / Hq, bh % Hq, i0, i1, counters);
     }
