@@ -172,8 +172,10 @@ void finish_attention(const AttentionArgs& a, bool packed, const xt::xarray<T>& 
     }
   }
   // present_key / present_value: (B, Hkv, past + S, D), ONNX's layout.
+  // The key/value cache is copied only when asked for.
+  auto cache = [](const std::string& path, const xt::xtensor<T, 4>& x) { return path.empty() ? xt::xarray<T>() : xt::xarray<T>(x); };
   save_all<T>({{a.out, out}, {a.weights, weights}, {a.cache.qk_output.empty() ? "" : a.cache.qk_output[1], qk},
-               {a.cache.present_key, xt::xarray<T>(k4)}, {a.cache.present_value, xt::xarray<T>(v4)}}, half);
+               {a.cache.present_key, cache(a.cache.present_key, k4)}, {a.cache.present_value, cache(a.cache.present_value, v4)}}, half);
 }
 
 
