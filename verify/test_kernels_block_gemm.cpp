@@ -8,6 +8,7 @@
 // a path the CPU lacks is reported, not passed) and stay within rounding of its BLAS products.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -68,34 +69,58 @@ void gemm_equals_the_fma_chain() {
   }
 }
 
+// Equal bits, NaN in the same places (a NaN's payload is not the point).
+template <class T>
+bool same_bits_or_both_nan(const T* a, const T* b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (std::isnan(a[i]) ? !std::isnan(b[i]) : std::memcmp(a + i, b + i, sizeof(T)) != 0) return false;
+  return true;
+}
+
 template <class T>
 void fused_same_bits_on_every_path() {
   std::mt19937_64 gen(11);
-  const std::size_t n = 300, d = 64;
-  xt::xtensor<T, 4> q = xt::xtensor<T, 4>::from_shape({1, 2, n, d}), k = q, v = q;
-  for (auto* x : {&q, &k, &v})
-    for (auto& e : *x) e = static_cast<T>(static_cast<double>(gen() >> 11) * 0x1p-53 * 4 - 2);
-  vl::AttentionOptions<T> o;
-  o.causal = true;
-  vl::FusedConfig base{64, 100, 2};
-  base.path = vl::VectorPath::baseline;
-  const auto ref = vl::fused_attention<T>(q, k, v, o, base);
-  for (auto path : runnable_paths()) {
-    for (std::size_t threads : {1, 2}) {
-      vl::FusedConfig c{64, 100, threads};
-      c.path = path;
-      const auto out = vl::fused_attention<T>(q, k, v, o, c);
-      BOOST_TEST(same_bits(out.data(), ref.data(), out.size()), vl::vector_path_name(path) << ", " << threads << " threads");
+  const std::size_t d = 64;
+  // Causal top-left, Sq = Sk = 300; and bottom-right with Sq = 300 > Sk = 200, so that the first
+  // 100 queries see no key (the step's m' = −∞ branch), with a NaN in one query that sees keys.
+  for (bool second : {false, true}) {
+    const std::size_t sq = 300, sk = second ? 200 : 300;
+    xt::xtensor<T, 4> q = xt::xtensor<T, 4>::from_shape({1, 2, sq, d}), k = xt::xtensor<T, 4>::from_shape({1, 2, sk, d}), v = k;
+    for (auto* x : {&q, &k, &v})
+      for (auto& e : *x) e = static_cast<T>(static_cast<double>(gen() >> 11) * 0x1p-53 * 4 - 2);
+    vl::AttentionOptions<T> o;
+    o.causal = true;
+    if (second) {
+      o.alignment = vl::CausalAlignment::bottom_right;
+      q(0, 1, 250, 3) = std::numeric_limits<T>::quiet_NaN();
     }
+    vl::FusedConfig base{64, 100, 2};
+    base.path = vl::VectorPath::baseline;
+    const auto ref = vl::fused_attention<T>(q, k, v, o, base);
+    if (second) {
+      BOOST_TEST(ref(0, 0, 0, 0) == T(0));  // no visible key: zeros
+      BOOST_TEST(std::isnan(ref(0, 1, 250, 0)));
+      BOOST_TEST(!std::isnan(ref(0, 1, 249, 0)));
+    }
+    for (auto path : runnable_paths()) {
+      for (std::size_t threads : {1, 2}) {
+        vl::FusedConfig c{64, 100, threads};
+        c.path = path;
+        const auto out = vl::fused_attention<T>(q, k, v, o, c);
+        BOOST_TEST(same_bits_or_both_nan(out.data(), ref.data(), out.size()),
+                   vl::vector_path_name(path) << ", " << threads << " threads, case " << second);
+      }
+    }
+    if (second) continue;
+    // The BLAS products reassociate the same sums: equal within rounding, not in bits.
+    vl::FusedConfig blas{64, 100, 2};
+    blas.blas_products = true;
+    const auto via_blas = vl::fused_attention<T>(q, k, v, o, blas);
+    double worst = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::abs(double(ref.data()[i]) - double(via_blas.data()[i])));
+    BOOST_TEST(worst < (sizeof(T) == 4 ? 1e-5 : 1e-13));
+    BOOST_TEST(worst > 0.0);  // a different order of the same sums: were it 0, the switch would not switch
   }
-  // The BLAS products reassociate the same sums: equal within rounding, not in bits.
-  vl::FusedConfig blas{64, 100, 2};
-  blas.blas_products = true;
-  const auto via_blas = vl::fused_attention<T>(q, k, v, o, blas);
-  double worst = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::abs(double(ref.data()[i]) - double(via_blas.data()[i])));
-  BOOST_TEST(worst < (sizeof(T) == 4 ? 1e-5 : 1e-13));
-  BOOST_TEST(worst > 0.0);  // a different order of the same sums: were it 0, the switch would not switch
 }
 
 }  // namespace

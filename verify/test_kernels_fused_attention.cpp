@@ -5,7 +5,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <limits>
 #include <optional>
+#include <tuple>
 #include <random>
 
 #include <xtensor/xmath.hpp>
@@ -219,4 +221,25 @@ BOOST_AUTO_TEST_CASE(materialized_float32_matches_plain) {
   BOOST_TEST(xt::amax(xt::abs(ref.output - xt::cast<double>(got.output)))() < 1e-4);
   BOOST_TEST(xt::amax(xt::abs(ref.weights - xt::cast<double>(got.weights)))() < 1e-4);
   BOOST_TEST(std::abs(double(got.output(0, 0)) - double(float(v(0, 0, 120, 0)))) < 1e-4);
+}
+
+using FloatTypes = std::tuple<float, double>;
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(nan_among_masked_scores_shows, T, FloatTypes) {
+  // A NaN score in a row whose other keys are all masked (−∞): the row's largest score is −∞,
+  // yet it is not a fully masked row. NaN is a bug upstream and must show, as in vl::attention
+  // (test_kernels_numerics: nan_scores_propagate), never as that row's silent zeros.
+  xt::xtensor<T, 4> q = xt::ones<T>({1, 1, 3, 2}), k = xt::ones<T>({1, 1, 5, 2}), v = k;
+  vl::AttentionOptions<T> o;
+  xt::xarray<T> bias = xt::zeros<T>({3, 5});
+  for (std::size_t j = 0; j < 5; ++j) bias(1, j) = -std::numeric_limits<T>::infinity();
+  bias(1, 3) = std::numeric_limits<T>::quiet_NaN();
+  o.bias = bias;
+  for (std::size_t block_k : {2, 5}) {
+    const auto out = vl::fused_attention<T>(q, k, v, o, {2, block_k, 1});
+    BOOST_TEST(std::isnan(out(0, 0, 1, 0)), "block_k " << block_k);
+    BOOST_TEST(out(0, 0, 0, 0) == T(1));
+    BOOST_TEST(out(0, 0, 2, 0) == T(1));
+  }
+  BOOST_TEST(std::isnan(vl::attention<T>(q, k, v, o).output(0, 0, 1, 0)));
 }

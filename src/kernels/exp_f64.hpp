@@ -8,14 +8,14 @@
 // Truncation: r¹⁴/14! ≤ 0.347¹⁴/14! < 5·10⁻¹⁸, below 2⁻⁵⁷ of eʳ ≥ 0.707. Rounding: ln 2 in two
 // parts (fdlibm's: ln2_hi has its last 21 bits zero, so n·ln2_hi is exact for |n| ≤ 1022 and
 // x − n·ln2_hi exact too), P by Horner, each step rounded once (-ffp-contract=off: no FMA), and
-// the last two additions; test_kernels_exp_f64 bounds the whole at 2 ulp of the correctly rounded
-// value (long double's expl as the reference) on a sample of [−708, 0]. Exactly 1 at 0;
-// 0 below −708 (where eˣ < 3.3·10⁻³⁰⁸, near the smallest normal double: std::exp would give a
-// subnormal there, a difference under 3.3·10⁻³⁰⁸ absolute); 0 for −∞; NaN for NaN. Arguments
+// the last two additions; test_kernels_exp_f64 bounds the whole at 2 ulp of a nearly correctly
+// rounded reference (long double's expl, rounded to double) on a sample of [−708, 0]. Exactly 1
+// at 0; 0 below −708 (where eˣ < 3.3·10⁻³⁰⁸: std::exp gives a value under that there, normal
+// down to −708.40 and subnormal below, so the two differ by less than 3.3·10⁻³⁰⁸ absolute);
+// 0 for −∞; NaN for NaN (its bits never reach an integer conversion). Arguments
 // above 0 are outside its domain (scores minus their maximum are ≤ 0). The result goes out
 // through a reference, as exp_f32's.
 #include <cstdint>
-#include <type_traits>
 
 namespace vl {
 
@@ -44,9 +44,7 @@ __attribute__((always_inline)) inline void exp_f64(const F& x, F& out) {
   p = p * r + 0.5;
   const F y = p * r * r + r + 1.0;
   // 2ⁿ: t's bits are shifter's plus n (t lies in [2⁵², 2⁵³), one bit pattern per integer).
-  I e;
-  if constexpr (std::is_same_v<F, double>) e = __builtin_bit_cast(I, t) - I(0x4338000000000000);
-  else e = __builtin_bit_cast(I, t) - std::int64_t(0x4338000000000000);
+  const I e = __builtin_bit_cast(I, t) - std::int64_t(0x4338000000000000);
   const F pow2 = __builtin_bit_cast(F, (e + 1023) << 52);
   const F result = y * pow2;
   out = x < lo ? F{} : (x != x ? x : result);

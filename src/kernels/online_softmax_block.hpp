@@ -7,18 +7,18 @@
 //   m'_r = max(m_r, max_j x_j)
 //   st[j][r] ← p_j = exp(x_j − m'_r),   sum_r = Σ_j p_j   (added in order of j)
 //   alpha_r = exp(m_r − m'_r),          m_r ← m'_r
-// A query that has seen no visible key yet (m'_r = −∞) gets p_j = 0, sum_r = 0, alpha_r = 1;
-// a NaN score gives NaN p, sum and output (never a silent zero). Shapes: st keys × queries
+// A query that has seen no visible key yet (m'_r = −∞, every score −∞) gets p_j = 0, sum_r = 0,
+// alpha_r = 1; a NaN score never enters the maximum but gives NaN p, sum and output (never a
+// silent zero, even among −∞ scores). Shapes: st keys × queries
 // (ld ≥ queries), m, sum, alpha `queries` floats each.
 //
 // The vectors run over the queries, never over j, so each lane does the scalar's operations in
 // the scalar's order, and exp is exp_f32 (softmax_rows.hpp) lane by lane: AVX-512F (16 queries
 // to a register), AVX2 (8) and the baseline (SSE2, 4), then one query at a time, give the same
-// bits. Each path uses its own register width (a vector wider than the target's registers is
-// split by GCC into pieces it spills). float64: the same, with exp_f64 (kernels/exp_f64.hpp;
+// bits. Each path uses its own register width (GCC splits a wider vector into pieces and spills
+// them). float64: the same, with exp_f64 (kernels/exp_f64.hpp;
 // 8, 4, 2 queries to a register). C: exp_f32's constants (the exp claim's controls change one); the exp claim calls this very
 // function with one key and m = 0, so that st holds exp(x) itself.
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

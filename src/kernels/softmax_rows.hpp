@@ -33,7 +33,8 @@ template <class F, class I, class C = CephesExpConstants>
 __attribute__((always_inline)) inline void exp_f32(const F& x, F& out) {
   const F lo = F{} - 87.3f;
   const F xc = x < lo ? lo : x;  // NaN stays NaN
-  const F n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
+  const F t = xc * 1.44269504088896341f + 12582912.0f;  // 1.5·2²³: t holds round(x / ln 2) in its low bits
+  const F n = t - 12582912.0f;                              // round to nearest, as a float
   F r = xc - n * C::ln2_hi;
   r = r - n * C::ln2_lo;
   F p = F{} + C::p0;
@@ -43,9 +44,9 @@ __attribute__((always_inline)) inline void exp_f32(const F& x, F& out) {
   p = p * r + C::p4;
   p = p * r + C::p5;
   const F y = p * r * r + r + 1.0f;
-  I e;
-  if constexpr (std::is_same_v<F, float>) e = static_cast<I>(n);
-  else e = __builtin_convertvector(n, I);
+  // 2ⁿ: t's bits are 1.5·2²³'s plus n (t lies in [2²³, 2²⁴), one bit pattern per integer); no
+  // float-to-int conversion, which would be undefined for a NaN argument.
+  const I e = __builtin_bit_cast(I, t) - std::int32_t(0x4B400000);
   const F pow2 = __builtin_bit_cast(F, (e + 127) << 23);
   const F result = y * pow2;
   out = x < lo ? F{} : (x != x ? x : result);
