@@ -48,14 +48,14 @@ using i64x2 = std::int64_t __attribute__((vector_size(16)));
 
 // exp lane by lane: exp_f32 (constants C) for floats, exp_f64 for doubles.
 template <class E, class V, class I, class C>
-__attribute__((always_inline)) inline void exp_lanes(const V& x, V& out) {
+[[gnu::always_inline]] inline void exp_lanes(const V& x, V& out) {
   if constexpr (std::is_same_v<E, float>) exp_f32<V, I, C>(x, out);
   else exp_f64<V, I>(x, out);
 }
 
 // The step for the queries of one vector V of E (or one E): st points at their first column.
 template <class E, class V, class I, class C>
-__attribute__((always_inline)) inline void step(E* st, std::size_t keys, std::size_t ld, E scale, E* m, E* sum, E* alpha) {
+[[gnu::always_inline]] inline void step(E* st, std::size_t keys, std::size_t ld, E scale, E* m, E* sum, E* alpha) {
   V m_old, mx;
   std::memcpy(&m_old, m, sizeof m_old);
   mx = m_old;
@@ -78,7 +78,8 @@ __attribute__((always_inline)) inline void step(E* st, std::size_t keys, std::si
   }
   V a;
   exp_lanes<E, V, I, C>(m_old - shift, a);
-  a = mx == none ? V{} + E(1) : a;
+  const V one = V{} + E(1);
+  a = mx == none ? one : a;
   std::memcpy(m, &mx, sizeof mx);
   std::memcpy(sum, &s, sizeof s);
   std::memcpy(alpha, &a, sizeof a);
@@ -86,7 +87,7 @@ __attribute__((always_inline)) inline void step(E* st, std::size_t keys, std::si
 
 // All queries: vectors of V, then one query at a time.
 template <class E, class V, class I, class C>
-__attribute__((always_inline)) inline void block(E* st, std::size_t keys, std::size_t queries, std::size_t ld, E scale, E* m, E* sum,
+[[gnu::always_inline]] inline void block(E* st, std::size_t keys, std::size_t queries, std::size_t ld, E scale, E* m, E* sum,
                                                  E* alpha) {
   constexpr std::size_t width = sizeof(V) / sizeof(E);
   using Int = std::conditional_t<std::is_same_v<E, float>, std::int32_t, std::int64_t>;
