@@ -78,8 +78,7 @@ template <class E, class V, class I, class C>
   }
   V a;
   exp_lanes<E, V, I, C>(m_old - shift, a);
-  const V one = V{} + E(1);
-  a = mx == none ? one : a;
+  a = mx == none ? V{} + E(1) : a;
   std::memcpy(m, &mx, sizeof mx);
   std::memcpy(sum, &s, sizeof s);
   std::memcpy(alpha, &a, sizeof a);
