@@ -32,104 +32,23 @@ std::string Backend::lacking(Op op, const std::string& why) const {
   return "backend '" + name() + "' has no " + to_string(op) + (why.empty() ? "" : " (" + why + ")");
 }
 
-AttentionResult<double, 4> Backend::attention(const Tensor4<double>&, const Tensor4<double>&, const Tensor4<double>&,
-                                              const AttentionOptions<double>&) const {
-  lacks(Op::attention);
-}
-AttentionResult<float, 4> Backend::attention(const Tensor4<float>&, const Tensor4<float>&, const Tensor4<float>&,
-                                             const AttentionOptions<float>&) const {
-  lacks(Op::attention);
-}
-AttentionGradients<double, 4> Backend::attention_backward(const Tensor4<double>&, const Tensor4<double>&, const Tensor4<double>&,
-                                                          const Tensor4<double>&, const AttentionOptions<double>&) const {
-  lacks(Op::attention_backward);
-}
-AttentionGradients<float, 4> Backend::attention_backward(const Tensor4<float>&, const Tensor4<float>&, const Tensor4<float>&,
-                                                         const Tensor4<float>&, const AttentionOptions<float>&) const {
-  lacks(Op::attention_backward);
-}
-MhaResult<double, 3> Backend::multi_head_attention(const xt::xtensor<double, 3>&, const xt::xtensor<double, 3>&,
-                                                   const xt::xtensor<double, 3>&, const MhaParameters<double>&, std::size_t,
-                                                   const MhaOptions<double>&) const {
-  lacks(Op::multi_head_attention);
-}
-Matrix Backend::positional_encoding(const std::vector<double>&, std::size_t) const { lacks(Op::positional_encoding); }
-Matrix Backend::linear_parallel(const Matrix&, const Matrix&, const Matrix&) const { lacks(Op::linear_parallel); }
-Matrix Backend::linear_recurrent(const Matrix&, const Matrix&, const Matrix&) const { lacks(Op::linear_recurrent); }
-Matrix Backend::linear_chunked(const Matrix&, const Matrix&, const Matrix&, std::size_t) const { lacks(Op::linear_chunked); }
-Tensor3 Backend::layer_norm(const Tensor3&, const LayerNormParameters<double>&, double) const { lacks(Op::layer_norm); }
-Tensor3 Backend::encoder_layer(const Tensor3&, const EncoderLayerParameters<double>&, std::size_t, const LayerOptions&,
-                               const MhaOptions<double>&) const {
-  lacks(Op::encoder_layer);
-}
-Tensor3 Backend::decoder_layer(const Tensor3&, const Tensor3&, const DecoderLayerParameters<double>&, std::size_t, const LayerOptions&,
-                               const MhaOptions<double>&, const MhaOptions<double>&) const {
-  lacks(Op::decoder_layer);
-}
-Tensor3 Backend::decoder_step(const Tensor3&, const Tensor3&, const DecoderLayerParameters<double>&, std::size_t, const LayerOptions&,
-                              LayerCache<double>&, const MhaOptions<double>&) const {
-  lacks(Op::decoder_step);
-}
-Tensor3 Backend::shift_right(const Tensor3&, const xt::xtensor<double, 1>&) const { lacks(Op::shift_right); }
-FamilyResult<double> Backend::linear_family(const FamilyInputs<double>&, const FamilyOptions&) const { lacks(Op::linear_family); }
-FamilyResult<float> Backend::linear_family(const FamilyInputs<float>&, const FamilyOptions&) const { lacks(Op::linear_family); }
+// The defaults: a backend that does not override an operation lacks it. (The parameters are
+// named for the forwarding call below, and unused here.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define VL_DEFINE_LACKING(R, NAME, PARAMETERS, ARGUMENTS) \
+  R Backend::NAME PARAMETERS const { lacks(Op::NAME); }
+VL_BACKEND_OPERATIONS(VL_DEFINE_LACKING)
+#undef VL_DEFINE_LACKING
+#pragma GCC diagnostic pop
 
 Decorator::Decorator(std::shared_ptr<const Backend> base, std::string name) : base_(std::move(base)), name_(std::move(name)) {}
 
-AttentionResult<double, 4> Decorator::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                                const AttentionOptions<double>& o) const {
-  return base_->attention(q, k, v, o);
-}
-AttentionResult<float, 4> Decorator::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                               const AttentionOptions<float>& o) const {
-  return base_->attention(q, k, v, o);
-}
-AttentionGradients<double, 4> Decorator::attention_backward(const Tensor4<double>& q, const Tensor4<double>& k,
-                                                            const Tensor4<double>& v, const Tensor4<double>& d_out,
-                                                            const AttentionOptions<double>& o) const {
-  return base_->attention_backward(q, k, v, d_out, o);
-}
-AttentionGradients<float, 4> Decorator::attention_backward(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                                           const Tensor4<float>& d_out, const AttentionOptions<float>& o) const {
-  return base_->attention_backward(q, k, v, d_out, o);
-}
-MhaResult<double, 3> Decorator::multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
-                                                     const xt::xtensor<double, 3>& value, const MhaParameters<double>& p,
-                                                     std::size_t heads, const MhaOptions<double>& o) const {
-  return base_->multi_head_attention(query, key, value, p, heads, o);
-}
-Matrix Decorator::positional_encoding(const std::vector<double>& positions, std::size_t d) const {
-  return base_->positional_encoding(positions, d);
-}
-Matrix Decorator::linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const { return base_->linear_parallel(pq, pk, v); }
-Matrix Decorator::linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const {
-  return base_->linear_recurrent(pq, pk, v);
-}
-Matrix Decorator::linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const {
-  return base_->linear_chunked(pq, pk, v, chunk);
-}
-Tensor3 Decorator::layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const {
-  return base_->layer_norm(x, p, eps);
-}
-Tensor3 Decorator::encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,
-                                 const MhaOptions<double>& self) const {
-  return base_->encoder_layer(x, p, heads, o, self);
-}
-Tensor3 Decorator::decoder_layer(const Tensor3& tgt, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
-                                 const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross) const {
-  return base_->decoder_layer(tgt, memory, p, heads, o, self, cross);
-}
-Tensor3 Decorator::decoder_step(const Tensor3& x_t, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
-                                const LayerOptions& o, LayerCache<double>& cache, const MhaOptions<double>& cross) const {
-  return base_->decoder_step(x_t, memory, p, heads, o, cache, cross);
-}
-Tensor3 Decorator::shift_right(const Tensor3& target, const xt::xtensor<double, 1>& start) const { return base_->shift_right(target, start); }
-FamilyResult<double> Decorator::linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const {
-  return base_->linear_family(in, o);
-}
-FamilyResult<float> Decorator::linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const {
-  return base_->linear_family(in, o);
-}
+// The decorator: every operation goes to the base.
+#define VL_DEFINE_FORWARD(R, NAME, PARAMETERS, ARGUMENTS) \
+  R Decorator::NAME PARAMETERS const { return base_->NAME ARGUMENTS; }
+VL_BACKEND_OPERATIONS(VL_DEFINE_FORWARD)
+#undef VL_DEFINE_FORWARD
 
 MhaResult<double, 2> multi_head_attention_2d(const Backend& b, const Matrix& query, const Matrix& key, const Matrix& value,
                                              const MhaParameters<double>& p, std::size_t heads, const MhaOptions<double>& o) {

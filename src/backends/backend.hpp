@@ -43,11 +43,8 @@
 #include <xtensor/xtensor.hpp>
 #include <xtensor/xview.hpp>
 
+#include "backends/operation_list.hpp"
 #include "kernels/attention.hpp"
-#include "kernels/attention_backward.hpp"
-#include "kernels/linear_family_heads.hpp"
-#include "kernels/multi_head_attention.hpp"
-#include "kernels/decoder_step.hpp"
 
 namespace vl::backends {
 
@@ -92,11 +89,6 @@ class UnsupportedOption : public Unsupported {
   using Unsupported::Unsupported;
 };
 
-template <class T>
-using Tensor4 = xt::xtensor<T, 4>;
-using Matrix = xt::xtensor<double, 2>;
-using Tensor3 = xt::xtensor<double, 3>;
-
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -107,31 +99,10 @@ class Backend {
   virtual bool ours() const { return false; }
   virtual bool supports(Op op) const = 0;
 
-  virtual AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                               const AttentionOptions<double>& o) const;
-  virtual AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                              const AttentionOptions<float>& o) const;
-  virtual AttentionGradients<double, 4> attention_backward(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                                           const Tensor4<double>& d_out, const AttentionOptions<double>& o) const;
-  virtual AttentionGradients<float, 4> attention_backward(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                                          const Tensor4<float>& d_out, const AttentionOptions<float>& o) const;
-  virtual MhaResult<double, 3> multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
-                                                    const xt::xtensor<double, 3>& value, const MhaParameters<double>& p,
-                                                    std::size_t heads, const MhaOptions<double>& o) const;
-  virtual Matrix positional_encoding(const std::vector<double>& positions, std::size_t d) const;
-  virtual Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const;
-  virtual Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const;
-  virtual Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const;
-  virtual FamilyResult<double> linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const;
-  virtual FamilyResult<float> linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const;
-  virtual Tensor3 layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const;
-  virtual Tensor3 encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,
-                                const MhaOptions<double>& self) const;
-  virtual Tensor3 decoder_layer(const Tensor3& tgt, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
-                                const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross) const;
-  virtual Tensor3 decoder_step(const Tensor3& x_t, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
-                               const LayerOptions& o, LayerCache<double>& cache, const MhaOptions<double>& cross) const;
-  virtual Tensor3 shift_right(const Tensor3& target, const xt::xtensor<double, 1>& start) const;
+  // Every operation (operation_list.hpp), virtual; the defaults throw Unsupported.
+#define VL_DECLARE_VIRTUAL(R, NAME, PARAMETERS, ARGUMENTS) virtual R NAME PARAMETERS const;
+  VL_BACKEND_OPERATIONS(VL_DECLARE_VIRTUAL)
+#undef VL_DECLARE_VIRTUAL
 
  protected:
   /// Throws Unsupported with lacking(op, why).
@@ -151,31 +122,7 @@ class Decorator : public Backend {
   bool ours() const override { return base_->ours(); }
   bool supports(Op op) const override { return base_->supports(op); }
 
-  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                       const AttentionOptions<double>& o) const override;
-  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                      const AttentionOptions<float>& o) const override;
-  AttentionGradients<double, 4> attention_backward(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                                   const Tensor4<double>& d_out, const AttentionOptions<double>& o) const override;
-  AttentionGradients<float, 4> attention_backward(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                                  const Tensor4<float>& d_out, const AttentionOptions<float>& o) const override;
-  MhaResult<double, 3> multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
-                                            const xt::xtensor<double, 3>& value, const MhaParameters<double>& p, std::size_t heads,
-                                            const MhaOptions<double>& o) const override;
-  Matrix positional_encoding(const std::vector<double>& positions, std::size_t d) const override;
-  Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
-  Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
-  Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
-  FamilyResult<double> linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const override;
-  FamilyResult<float> linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const override;
-  Tensor3 layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const override;
-  Tensor3 encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,
-                                const MhaOptions<double>& self) const override;
-  Tensor3 decoder_layer(const Tensor3& tgt, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
-                                const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross) const override;
-  Tensor3 decoder_step(const Tensor3& x_t, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
-                               const LayerOptions& o, LayerCache<double>& cache, const MhaOptions<double>& cross) const override;
-  Tensor3 shift_right(const Tensor3& target, const xt::xtensor<double, 1>& start) const override;
+  VL_BACKEND_OPERATIONS(VL_DECLARE_OVERRIDE)
 
  protected:
   const Backend& base() const { return *base_; }

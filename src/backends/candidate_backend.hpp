@@ -55,21 +55,7 @@ class CandidateBackend : public Backend {
   bool supports(Op op) const override;
   std::string lacking(Op op, const std::string& why) const override;
 
-  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                       const AttentionOptions<double>& o) const override;
-  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                      const AttentionOptions<float>& o) const override;
-  AttentionGradients<double, 4> attention_backward(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                                   const Tensor4<double>& d_out, const AttentionOptions<double>& o) const override;
-  AttentionGradients<float, 4> attention_backward(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                                  const Tensor4<float>& d_out, const AttentionOptions<float>& o) const override;
-  MhaResult<double, 3> multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
-                                            const xt::xtensor<double, 3>& value, const MhaParameters<double>& p, std::size_t heads,
-                                            const MhaOptions<double>& o) const override;
-  Matrix positional_encoding(const std::vector<double>& positions, std::size_t d) const override;
-  Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
-  Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
-  Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
+  VL_ATTENTION_OPERATIONS(VL_DECLARE_OVERRIDE)  // the protocol's operations: operation_list.hpp
 
   /// Requests sent so far (the hello aside), for the report.
   int requests() const { return next_id_ - 1; }
