@@ -10,14 +10,15 @@
 
 #include "kernels/softmax_rows.hpp"
 #include "kernels/vector_path.hpp"
+#include "kernels/vector_types.hpp"
 
 namespace vl {
 
 namespace exp_rows_detail {
 
-// 16 floats: one AVX-512 register, two AVX2 registers or four SSE registers.
-using f32x16 = float __attribute__((vector_size(64)));
-using i32x16 = std::int32_t __attribute__((vector_size(64)));
+// 16 floats a step (kernels/vector_types.hpp).
+using simd::f32x16;
+using simd::i32x16;
 constexpr std::size_t kLanes = 16;
 
 // Lane t sums elements j ≡ t (mod 16) in order; the lanes are then added in lane order after

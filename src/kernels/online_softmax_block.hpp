@@ -28,23 +28,13 @@
 #include "kernels/exp_f64.hpp"
 #include "kernels/softmax_rows.hpp"
 #include "kernels/vector_path.hpp"
+#include "kernels/vector_types.hpp"
 
 namespace vl {
 
 namespace online_softmax_detail {
 
-using f32x16 = float __attribute__((vector_size(64)));
-using i32x16 = std::int32_t __attribute__((vector_size(64)));
-using f32x8 = float __attribute__((vector_size(32)));
-using i32x8 = std::int32_t __attribute__((vector_size(32)));
-using f32x4 = float __attribute__((vector_size(16)));
-using i32x4 = std::int32_t __attribute__((vector_size(16)));
-using f64x8 = double __attribute__((vector_size(64)));
-using i64x8 = std::int64_t __attribute__((vector_size(64)));
-using f64x4 = double __attribute__((vector_size(32)));
-using i64x4 = std::int64_t __attribute__((vector_size(32)));
-using f64x2 = double __attribute__((vector_size(16)));
-using i64x2 = std::int64_t __attribute__((vector_size(16)));
+using namespace simd;  // the vector types (kernels/vector_types.hpp)
 
 // exp lane by lane: exp_f32 (constants C) for floats, exp_f64 for doubles.
 template <class E, class V, class I, class C>

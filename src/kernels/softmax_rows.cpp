@@ -1,14 +1,14 @@
 // The float32 row loops of softmax_rows.hpp, vectorised with GCC vector types.
 #include "kernels/softmax_rows.hpp"
 #include "kernels/exp_rows.hpp"
+#include "kernels/vector_types.hpp"
 
 #include <cstring>
 
 namespace vl {
 
-// 16 floats: one AVX-512 register, two AVX2 registers or four SSE registers, as the clone's
-// target has them.
-using f32x16 = float __attribute__((vector_size(64)));
+// 16 floats a step (kernels/vector_types.hpp), in the registers of the clone's target.
+using simd::f32x16;
 constexpr std::size_t kLanes = 16;
 
 // One row of the online softmax over a key block, float32. s: the row's scores (in: scores,
