@@ -89,7 +89,7 @@ def write_conformance_page(lessons, source: Path, out: Path, pages: Path, plain_
         audits.append(conformance_matrix.load(str(paths[name])))
     text = conformance_matrix.page(audits)
     commands = {"plain": "lessons audit --backend plain", **{n: "lessons audit " + " ".join(
-        f"'{a}'" if " " in a else a for a in args) for n, args in implementations(source)}}
+        f'"{a}"' if " " in a else a for a in args) for n, args in implementations(source)}}
     text += ("\n## What ran\n\n"
              f"Built by `docs/build_docs.py` from this build's audits (none is a committed snapshot): commit "
              f"{audits[0][2].get('commit', '?')}, {audits[0][2].get('date', '?')}; the adapters on {versions()}.\n\n"
