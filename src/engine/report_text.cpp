@@ -86,7 +86,9 @@ void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
              report.provenance.cpu_vector, report.provenance.kernel_path,
              report.provenance.blas_core.empty() ? std::string("not OpenBLAS (unknown)") : report.provenance.blas_core);
   if (!report.provenance.blas_narrower.empty()) fmt::print(out, "-- {}\n", report.provenance.blas_narrower);
-  if (report.passed() == 0) fmt::print(out, "-- nothing was checked: no claim or listing ran on backend {}\n", report.provenance.backend);
+  // Every claim not applicable: say so (a failure, by contrast, was checked).
+  if (report.passed() == 0 && report.failed() == 0)
+    fmt::print(out, "-- nothing was checked: no claim or listing ran on backend {}\n", report.provenance.backend);
   // A claim not applicable is neither passed nor failed; the closing line counts it apart.
   if (const int na = report.not_applicable())
     fmt::print(out, "{} passed, {} failed, {} not applicable\n", report.passed(), report.failed(), na);

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
@@ -280,6 +281,21 @@ class Backends(unittest.TestCase):
             suite = ET.parse(x).getroot()
             self.assertEqual(suite.get("skipped"), "1")
             self.assertEqual(len(suite.findall(".//skipped")), 1)
+
+    def test_nothing_applicable_is_said_and_fails(self):
+        r = run("audit", "attention.matches-torch", "--backend", "fused")
+        self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("-- nothing was checked: no claim or listing ran on backend fused", r.stdout)
+        self.assertEqual(r.stdout.splitlines()[-1], "0 passed, 0 failed, 1 not applicable")
+
+    def test_all_failed_is_not_nothing_checked(self):
+        # The torch adapter's NaN row fails this claim: checked, and failed, never "nothing was checked".
+        torch_adapter = os.path.join(SOURCE, "adapters", "torch_reference.py")
+        r = run("audit", "masking.fully-masked-row-zero", "--candidate", f"{sys.executable} {torch_adapter}")
+        self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("FAIL    claim masking.fully-masked-row-zero", r.stdout)
+        self.assertNotIn("nothing was checked", r.stdout)
+        self.assertIn("\n0 passed, 1 failed\n", r.stdout)
 
     def test_unknown_backend(self):
         r = run("audit", "linear-rnn.causal", "--backend", "gpu")
