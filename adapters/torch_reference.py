@@ -6,7 +6,9 @@
 attention            the math with torch ops and F.softmax (as most model code writes it): query
                      head h reads kv head h // (Hq/Hkv) (repeat_interleave); hidden keys are −∞
                      before the softmax, so a query with every key hidden gets NaN (torch's softmax
-                     of an all −∞ row), not the lesson's zero row: the audit reports that departure
+                     of an all −∞ row), not the lesson's zero row: the audit reports that departure;
+                     the optional attrs kv_lengths, window and first_query (a KV cache, a sliding
+                     window) as ONNX defines them
 mha                  torch.nn.MultiheadAttention(batch_first=True) itself, its parameters loaded
                      from the request, per-head weights (average_attn_weights=False)
 attention_backward   autograd through the same forward (dK, dV summed over a group by autograd)
@@ -32,6 +34,34 @@ def t(a):
     return torch.from_numpy(np.ascontiguousarray(a))
 
 
+def hidden_keys(attrs, sq, sk):
+    """Boolean (B or 1, 1, Sq, Sk), True = hidden, or None. Query i sits at position
+    p = first_query + i, else i + (L_b − Sq) bottom-right or i top-left, with L_b batch b's key
+    length (kv_lengths; Sk without): key j is hidden if j ≥ L_b, j > p (causal),
+    j < p − left_window or j > p + right_window (−1: unbounded)."""
+    lengths, first = attrs.get("kv_lengths"), attrs.get("first_query")
+    left, right = attrs.get("left_window", -1), attrs.get("right_window", -1)
+    if not (attrs.get("causal") or lengths is not None or left >= 0 or right >= 0):
+        return None
+    L = torch.tensor([sk] if lengths is None else list(lengths), dtype=torch.int64).view(-1, 1, 1)
+    if first is not None:
+        p0 = torch.full_like(L, int(first))
+    elif attrs.get("alignment", "top_left") == "bottom_right":
+        p0 = L - sq
+    else:
+        p0 = torch.zeros_like(L)
+    p = torch.arange(sq).view(1, -1, 1) + p0  # (B or 1, Sq, 1)
+    j = torch.arange(sk).view(1, 1, -1)
+    hidden = j >= L
+    if attrs.get("causal"):
+        hidden = hidden | (j > p)
+    if left >= 0:
+        hidden = hidden | (j < p - left)
+    if right >= 0:
+        hidden = hidden | (j > p + right)
+    return hidden.unsqueeze(1)
+
+
 def forward(q, k, v, attrs, mask):
     hq, hkv = q.shape[1], k.shape[1]
     if hq % hkv:
@@ -48,10 +78,9 @@ def forward(q, k, v, attrs, mask):
         s = s + mask.to(q.dtype)
     elif mask is not None:
         s = s.masked_fill(~mask, float("-inf"))
-    if attrs.get("causal"):
-        offset = sk - sq if attrs.get("alignment", "top_left") == "bottom_right" else 0
-        future = torch.arange(sk)[None, :] > torch.arange(sq)[:, None] + offset
-        s = s.masked_fill(future, float("-inf"))
+    hidden = hidden_keys(attrs, sq, sk)
+    if hidden is not None:
+        s = s.masked_fill(hidden, float("-inf"))
     w = F.softmax(s, dim=-1)
     return w @ v, w
 
@@ -139,4 +168,4 @@ if __name__ == "__main__":
         "mha": mha,
         "positional_encoding": positional_encoding,
         "linear_attention": linear_attention,
-    })
+    }, attrs=["kv_lengths", "window", "first_query"])
