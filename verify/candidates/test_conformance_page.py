@@ -58,6 +58,19 @@ class ConformancePage(SiteHelpers, unittest.TestCase):
         ran = text.split("What ran")[1]
         for word in ("commit", "numpy_reference.py", "torch_reference.py", "NumPy", "torch"):
             self.assertIn(word, ran)
+
+    def test_phone_width_cuts_nothing(self):
+        # At 390 px the page's prose and the commands under "What ran" (long paths) wrap, the
+        # matrix tables scroll in their own boxes: the page itself never scrolls sideways, and no
+        # inline code runs past the text column.
+        d = self.open_page(self.page(), 390)
+        wide = d.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth;")
+        self.assertLessEqual(wide, 1, f"the page scrolls sideways by {wide} px at 390 px")
+        cut = d.execute_script(
+            "var col = document.querySelector('div.contents').getBoundingClientRect().right;"
+            "return Array.from(document.querySelectorAll('div.textblock p code, div.textblock li code'))"
+            ".filter(c => c.getBoundingClientRect().right > col + 1).map(c => c.textContent.slice(0, 60));")
+        self.assertEqual(cut, [], "inline code past the text column at 390 px")
         self.screenshot(self.page(), 1400)
 
     @classmethod
