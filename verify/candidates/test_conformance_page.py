@@ -58,6 +58,7 @@ class ConformancePage(SiteHelpers, unittest.TestCase):
         ran = text.split("What ran")[1]
         for word in ("commit", "numpy_reference.py", "torch_reference.py", "NumPy", "torch"):
             self.assertIn(word, ran)
+        self.screenshot(self.page(), 1400)
 
     def test_phone_width_cuts_nothing(self):
         # At 390 px the page's prose and the commands under "What ran" (long paths) wrap, the
@@ -71,7 +72,7 @@ class ConformancePage(SiteHelpers, unittest.TestCase):
             "return Array.from(document.querySelectorAll('div.textblock p code, div.textblock li code'))"
             ".filter(c => c.getBoundingClientRect().right > col + 1).map(c => c.textContent.slice(0, 60));")
         self.assertEqual(cut, [], "inline code past the text column at 390 px")
-        self.screenshot(self.page(), 1400)
+        self.screenshot(self.page(), 390)
 
     @classmethod
     def tearDownClass(cls):
