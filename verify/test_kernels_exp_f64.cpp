@@ -49,7 +49,7 @@ std::vector<double> sample() {
 // exp of every x through the kernel's step on `path`.
 std::vector<double> kernel_exp(vl::VectorPath path, const std::vector<double>& xs) {
   std::vector<double> y = xs, m(xs.size(), 0.0), sum(xs.size()), alpha(xs.size());
-  vl::online_softmax_block(path, y.data(), 1, y.size(), y.size(), 1.0, m.data(), sum.data(), alpha.data());
+  vl::online_softmax_block(path, y.data(), 1, y.size(), y.size(), m.data(), sum.data(), alpha.data());
   return y;
 }
 

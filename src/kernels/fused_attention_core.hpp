@@ -154,10 +154,10 @@ void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_
   std::fill(w.l.begin(), w.l.begin() + rows, T(0));
 
   const std::size_t ld = w.ld;  // of Sᵀ and Q_blkᵀ
-  if (!c.blas_products) {  // Q_blkᵀ (D × rows), once for all key blocks: block_gemm vectorises over the queries
+  if (!c.blas_products) {  // scale·Q_blkᵀ (D × rows), once for all key blocks: block_gemm vectorises over the queries
     T* qt = w.qt.data();
     for (std::size_t r = 0; r < rows; ++r)
-      for (std::size_t t = 0; t < D; ++t) qt[t * ld + r] = q[r * D + t];
+      for (std::size_t t = 0; t < D; ++t) qt[t * ld + r] = p.scale * q[r * D + t];
   }
 
   const std::size_t bk = c.block_k;
@@ -177,26 +177,18 @@ void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_
       break;
     }
     ++counters.computed;
-    // Sᵀ_blk = K_blk Q_blkᵀ (cols × rows, leading dimension ld): st[j][r] is query i0 + r's
-    // score against key j0 + j, times `scale` (BLAS: folded into its product; ours: below).
+    // Sᵀ_blk = K_blk (scale·Q_blk)ᵀ (cols × rows, leading dimension ld): st[j][r] is query
+    // i0 + r's scaled score against key j0 + j (BLAS: the scale is its product's alpha; ours: in
+    // the packed Q_blkᵀ). The masks act on the scaled scores.
     T* st = w.st.data();
-    T scale = p.scale;
-    if (c.blas_products) {
-      blas::gemm(false, true, cols, rows, D, p.scale, k + j0 * D, D, q, D, T(0), st, ld);
-      scale = T(1);
-    } else {
-      block_gemm(p.path, false, false, cols, rows, D, k + j0 * D, D, w.qt.data(), ld, st, ld);
-    }
+    if (c.blas_products) blas::gemm(false, true, cols, rows, D, p.scale, k + j0 * D, D, q, D, T(0), st, ld);
+    else block_gemm(p.path, false, false, cols, rows, D, k + j0 * D, D, w.qt.data(), ld, st, ld);
     const bool causal_partial = p.causal && std::ptrdiff_t(j1) - 1 > first_row_limit;
-    if (p.softcap > 0 || p.bias || p.allowed || causal_partial || banded) {
-      if (scale != T(1))  // the masks act on the scaled scores
-        for (std::size_t j = 0; j < cols; ++j) row_scale(st + j * ld, rows, scale);
-      scale = T(1);
+    if (p.softcap > 0 || p.bias || p.allowed || causal_partial || banded)
       mask_block(p, st, ld, b, h, i0, rows, j0, cols, offset, L, causal_partial, banded);
-    }
     // The online softmax over this block: m, the block's sums and alpha for every query; then
     // each row's l and accumulator are rescaled (Steps::rescale).
-    online_softmax_block(p.path, st, cols, rows, ld, scale, w.m.data(), w.sum.data(), w.alpha.data());
+    online_softmax_block(p.path, st, cols, rows, ld, w.m.data(), w.sum.data(), w.alpha.data());
     for (std::size_t r = 0; r < rows; ++r) Steps::rescale(w.l[r], acc + r * Dv, Dv, w.alpha[r], w.sum[r]);
     // acc += P_blk V_blk   (rows × Dv; P_blk = (Sᵀ_blk)ᵀ)
     if (c.blas_products) blas::gemm(true, false, rows, Dv, cols, T(1), st, ld, v + j0 * Dv, Dv, T(1), acc, Dv);

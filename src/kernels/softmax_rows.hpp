@@ -9,6 +9,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/multiply_add.hpp"
+
 namespace vl {
 
 // Cephes' expf constants: ln 2 in two parts (ln2_hi has 9 significant bits, so n · ln2_hi is
@@ -25,31 +27,37 @@ struct CephesExpConstants {
 // checked for every clone this CPU runs); exactly 1 at 0, exactly 0 below −87.3 (and for −∞),
 // NaN for NaN. Scores minus their maximum are ≤ 0, so no overflow handling. Written once
 // for F = float and for F = a vector of floats (GCC vector extensions: every operation is
-// lane-wise, so a lane gives the scalar's bits; with -ffp-contract=off nothing is fused).
+// lane-wise, so a lane gives the scalar's bits). The reduction, Horner's steps and r²·P + r are
+// fused multiply-adds, each rounded once, through M (kernels/multiply_add.hpp: the caller's
+// vector path); nothing else is fused (-ffp-contract=off).
 // The result goes out through a reference: a 64-byte vector returned by value would have a
 // different ABI in the baseline and AVX-512 clones (GCC's -Wpsabi). C: the constants (the exp
 // claim's controls change one).
-template <class F, class I, class C = CephesExpConstants>
+template <class F, class I, class C = CephesExpConstants, class M = simd::MultiplyAddBaseline>
 __attribute__((always_inline)) inline void exp_f32(const F& x, F& out) {
   const F lo = F{} - 87.3f;
   const F xc = x < lo ? lo : x;  // NaN stays NaN
-  const F t = xc * 1.44269504088896341f + 12582912.0f;  // 1.5·2²³: t holds round(x / ln 2) in its low bits
-  const F n = t - 12582912.0f;                              // round to nearest, as a float
-  F r = xc - n * C::ln2_hi;
-  r = r - n * C::ln2_lo;
+  F t;  // x / ln 2 + 1.5·2²³, rounded once: t holds round(x / ln 2) in its low bits
+  M::fma(xc, F{} + 1.44269504088896341f, F{} + 12582912.0f, t);
+  const F n = t - 12582912.0f;  // round to nearest, as a float
+  F r;
+  M::fma(-n, F{} + C::ln2_hi, xc, r);  // exact
+  M::fma(-n, F{} + C::ln2_lo, r, r);
   F p = F{} + C::p0;
-  p = p * r + C::p1;
-  p = p * r + C::p2;
-  p = p * r + C::p3;
-  p = p * r + C::p4;
-  p = p * r + C::p5;
-  const F y = p * r * r + r + 1.0f;
+  M::fma(p, r, F{} + C::p1, p);
+  M::fma(p, r, F{} + C::p2, p);
+  M::fma(p, r, F{} + C::p3, p);
+  M::fma(p, r, F{} + C::p4, p);
+  M::fma(p, r, F{} + C::p5, p);
+  F y;
+  M::fma(p * r, r, r, y);  // r²·P + r
+  y = y + 1.0f;
   // 2ⁿ: t's bits are 1.5·2²³'s plus n (t lies in [2²³, 2²⁴), one bit pattern per integer); no
   // float-to-int conversion, which would be undefined for a NaN argument.
   const I e = __builtin_bit_cast(I, t) - std::int32_t(0x4B400000);
   const F pow2 = __builtin_bit_cast(F, (e + 127) << 23);
   const F result = y * pow2;
-  out = x < lo ? F{} : (x != x ? x : result);
+  out = x < lo ? F{} : result;  // a NaN x is NaN all the way through (xc, t, r, y, result)
 }
 
 float row_max_f32(const float* s, std::size_t n);
