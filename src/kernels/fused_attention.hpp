@@ -16,7 +16,7 @@
 //
 // and when a key block raises the maximum from m to m', rescales l and a by exp(m − m') before
 // adding the block's terms; at the end o = a / l. Its workspace is a few blocks per thread,
-// whatever n is. The scores are kept key-major, S_blkᵀ = K_blk Q_blkᵀ (block_k × block_q), so
+// whatever n is. The scores are kept key-major, S_blkᵀ = K_blk (scale·Q_blk)ᵀ (block_k × block_q), so
 // that the softmax's step (online_softmax_block.hpp) runs its vectors over the queries, every
 // lane one query's sequence of operations. The block products, S_blkᵀ and a += P_blk V_blk, run
 // our register-blocked block_gemm (kernels/block_gemm.hpp: the same bits on every vector path),
