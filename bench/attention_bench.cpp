@@ -82,16 +82,19 @@ void fused(benchmark::State& state, bool causal, std::size_t threads, int produc
   state.counters["threads"] = double(stats.threads);
 }
 // Block sizes (n, block_q, block_k), one thread: the tuning of the defaults.
-void BM_attention_fused_blocks(benchmark::State& state) {
+template <class T>
+void fused_blocks(benchmark::State& state) {
   const std::size_t n = state.range(0);
-  const auto q = normal<float>(n, kD, 1), k = normal<float>(n, kD, 2), v = normal<float>(n, kD, 3);
+  const auto q = normal<T>(n, kD, 1), k = normal<T>(n, kD, 2), v = normal<T>(n, kD, 3);
   vl::FusedConfig cfg;
   cfg.block_q = state.range(1);
   cfg.block_k = state.range(2);
   cfg.threads = 1;
-  for (auto _ : state) benchmark::DoNotOptimize(vl::fused_attention<float>(q, k, v, {}, cfg).data());
+  for (auto _ : state) benchmark::DoNotOptimize(vl::fused_attention<T>(q, k, v, {}, cfg).data());
   set_rate(state, 4.0 * n * n * kD);
 }
+void BM_attention_fused_blocks(benchmark::State& s) { fused_blocks<float>(s); }
+void BM_attention_fused_blocks_f64(benchmark::State& s) { fused_blocks<double>(s); }
 void BM_attention_fused(benchmark::State& s) { fused<float>(s, false, 0); }
 void BM_attention_fused_1thread(benchmark::State& s) { fused<float>(s, false, 1); }
 void BM_attention_fused_causal(benchmark::State& s) { fused<float>(s, true, 0); }
@@ -156,6 +159,9 @@ BENCHMARK(BM_attention_fused_blocks)
     ->ArgsProduct({{4096}, {64, 128, 256}, {128, 256, 512, 1024}})
     ->Unit(benchmark::kMillisecond)
     ->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_blocks_f64)
+    ->ArgsProduct({{4096}, {64, 128}, {64, 128, 256}})
+    ->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_fused_causal)->RangeMultiplier(2)->Range(512, 16384)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_fused_f64)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_fused_blas)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
