@@ -48,6 +48,22 @@ R reshaped(const X& x, const Shape& shape) {
   return r;
 }
 
+// The same without the copy: x's buffer becomes the result's (x keeps its shape and dimension,
+// but no elements). For the inputs, read once and then only needed in the kernel's layout: a
+// copy of each would cost the process a fresh buffer's page faults and a pass over it.
+template <class R, class X>
+R reshaped_taking(X& x, const Shape& shape) {
+  typename R::inner_shape_type s{};
+  if (s.size() != shape.size()) throw std::logic_error("reshaped_taking: ranks differ");
+  std::copy(shape.begin(), shape.end(), s.begin());
+  if (std::accumulate(shape.begin(), shape.end(), std::size_t(1), std::multiplies<>()) != x.size())
+    throw std::logic_error("reshaped_taking: sizes differ");
+  typename R::inner_strides_type strides{};
+  typename R::inner_backstrides_type backstrides{};
+  xt::compute_strides(s, xt::layout_type::row_major, strides, backstrides);
+  return R(std::move(x.storage()), std::move(s), std::move(strides));
+}
+
 // Broadcast a mask NumPy-style to `target`, or say why it does not broadcast; then fold it, in
 // place, to the scores' shape `scores` (the same elements, the batch dimensions flattened).
 template <class M>
@@ -194,17 +210,17 @@ void eval_attention(const AttentionArgs& a, Precision p) {
     k4 = unpack_heads<T>(k, a.kv_heads, "--k " + a.k);
     v4 = unpack_heads<T>(v, a.kv_heads, "--v " + a.v);
   } else if (q.dimension() == 4 && k.dimension() == 4 && v.dimension() == 4) {
-    q4 = q;
-    k4 = k;
-    v4 = v;
+    q4 = reshaped_taking<xt::xtensor<T, 4>>(q, shape_of(q));
+    k4 = reshaped_taking<xt::xtensor<T, 4>>(k, shape_of(k));
+    v4 = reshaped_taking<xt::xtensor<T, 4>>(v, shape_of(v));
   } else {
     lead = Shape(q.shape().begin(), q.shape().end() - 2);
     for (const auto& [x, name] : {std::pair{&k, "--k"}, std::pair{&v, "--v"}})
       if (Shape(x->shape().begin(), x->shape().end() - 2) != lead)
         throw InputError(fmt::format("{}: leading (batch) shape {} differs from --q's {}", name, str(shape_of(*x)), str(shape_of(q))));
     const std::size_t b = std::accumulate(lead.begin(), lead.end(), std::size_t(1), std::multiplies<>());
-    auto to4 = [b](const xt::xarray<T>& x) {
-      return reshaped<xt::xtensor<T, 4>>(x, {b, 1, x.shape(x.dimension() - 2), x.shape(x.dimension() - 1)});
+    auto to4 = [b](xt::xarray<T>& x) {
+      return reshaped_taking<xt::xtensor<T, 4>>(x, {b, 1, x.shape(x.dimension() - 2), x.shape(x.dimension() - 1)});
     };
     q4 = to4(q);
     k4 = to4(k);
