@@ -266,10 +266,10 @@ def numpy_listing_with_core(n: int, core: str | None) -> dict:
 
 def targets_table(cpp: dict, ev: dict | None, peak: dict | None, prov: dict) -> list[dict]:
     """Issue 23's targets, measured vs target, from this one run. A kernel's rate is judged as
-    the same statistic as the ceiling it is divided by: fma_peak reports the best of its
+    the same statistic as the ceiling it is divided by: fma_peak reports the best of its 5
     repetitions, so the kernel's is the best of its 5 (on a shared host the noise only ever slows
     a run down; a median over a best would charge the kernel with the neighbours' load). The
-    median's ratio is printed beside it. The eval target compares two medians (hyperfine's, and
+    median's ratio is printed beside it; the summary lines above the table are medians. The eval target compares two medians (hyperfine's, and
     NumPy's median of means)."""
     rows = []
     if not peak:

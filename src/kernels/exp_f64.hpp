@@ -8,11 +8,13 @@
 // Truncation: r¹⁴/14! ≤ 0.347¹⁴/14! < 5·10⁻¹⁸, below 2⁻⁵⁷ of eʳ ≥ 0.707. Rounding: ln 2 in two
 // parts (fdlibm's: ln2_hi has its last 21 bits zero, so n·ln2_hi is exact for |n| ≤ 1022 and
 // x − n·ln2_hi exact too), P by Horner, each step one fused multiply-add rounded once (M:
-// kernels/multiply_add.hpp, the caller's vector path), r²·P + r fused too, and the last addition; test_kernels_exp_f64 bounds the whole at 2 ulp of a nearly correctly
+// kernels/multiply_add.hpp, the caller's vector path), then r·P rounded and (r·P)·r + r fused,
+// and the last addition; test_kernels_exp_f64 bounds the whole at 2 ulp of a nearly correctly
 // rounded reference (long double's expl, rounded to double) on a sample of [−708, 0]. Exactly 1
 // at 0; 0 below −708 (where eˣ < 3.3·10⁻³⁰⁸: std::exp gives a value under that there, normal
 // down to −708.40 and subnormal below, so the two differ by less than 3.3·10⁻³⁰⁸ absolute);
-// 0 for −∞; NaN for NaN (its bits never reach an integer conversion). Arguments
+// 0 for −∞; NaN for NaN (its bits never reach an integer conversion; which NaN, its sign and
+// payload, may differ between paths). Arguments
 // above 0 are outside its domain (scores minus their maximum are ≤ 0). The result goes out
 // through a reference, as exp_f32's.
 #include <cstdint>

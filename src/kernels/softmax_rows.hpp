@@ -25,7 +25,8 @@ struct CephesExpConstants {
 //   eʳ ≈ 1 + r + r²·P(r)   (P of degree 5),   eˣ = 2ⁿ·eʳ.
 // Within 2 floats of the correctly rounded value on [−87.3, 0] (claim attention.exp-float32,
 // checked for every clone this CPU runs); exactly 1 at 0, exactly 0 below −87.3 (and for −∞),
-// NaN for NaN. Scores minus their maximum are ≤ 0, so no overflow handling. Written once
+// NaN for NaN (which NaN, its sign and payload, may differ between paths: the comparisons that
+// judge a result only ask isnan). Scores minus their maximum are ≤ 0, so no overflow handling. Written once
 // for F = float and for F = a vector of floats (GCC vector extensions: every operation is
 // lane-wise, so a lane gives the scalar's bits). The reduction, Horner's steps and r²·P + r are
 // fused multiply-adds, each rounded once, through M (kernels/multiply_add.hpp: the caller's
