@@ -38,12 +38,13 @@
 namespace vl {
 
 struct FusedConfig {
-  /// Queries and keys per block. 128 × 128: S_blkᵀ is 72 KiB in float32 (rows padded to 144),
-  /// 144 KiB in float64, within a core's L2; bench/attention_bench's BM_attention_fused_blocks
-  /// measures the others (issue 23's note: 128 × 256 and 64 × 128 within noise in float32,
-  /// 128 × 256 ~7% slower in float64).
+  /// Queries and keys per block. 128 queries × 64 keys: S_blkᵀ is 36 KiB in float32 (rows
+  /// padded to 144) and the V block 16 KiB (d = 64), so that acc += P V reads its V rows from a
+  /// core's L1 rather than its L2; bench/attention_bench's BM_attention_fused_blocks measures the
+  /// others (issue 23's note: 128 × 64 is ~6% faster than 128 × 128 in float32 on a Zen 3 core,
+  /// within noise in float64).
   std::size_t block_q = 128;  ///< queries per block (columns of S_blkᵀ)
-  std::size_t block_k = 128;  ///< keys per block (rows of S_blkᵀ)
+  std::size_t block_k = 64;   ///< keys per block (rows of S_blkᵀ)
   std::size_t threads = 0;    ///< worker threads; 0 = std::thread::hardware_concurrency()
   /// The block products' code: our register-blocked block_gemm on this vector path (unset: the
   /// widest the CPU runs, kernels/vector_path.hpp), or BLAS (blas_products: for comparison).
