@@ -49,17 +49,19 @@ R reshaped(const X& x, const Shape& shape) {
 }
 
 // The same without the copy: x's buffer becomes the result's (x keeps its shape and dimension,
-// but no elements). For the inputs, read once and then only needed in the kernel's layout: a
-// copy of each would cost the process a fresh buffer's page faults and a pass over it.
+// but no elements). For the inputs, read once and then only needed in the kernel's layout, and
+// the output, only needed in the file's: a copy of each would cost the process a fresh buffer's
+// page faults and a pass over it.
 template <class R, class X>
 R reshaped_taking(X& x, const Shape& shape) {
   typename R::inner_shape_type s{};
+  typename R::inner_strides_type strides{};
+  typename R::inner_backstrides_type backstrides{};
+  if constexpr (requires { s.resize(0); }) s.resize(shape.size()), strides.resize(shape.size()), backstrides.resize(shape.size());  // xarray
   if (s.size() != shape.size()) throw std::logic_error("reshaped_taking: ranks differ");
   std::copy(shape.begin(), shape.end(), s.begin());
   if (std::accumulate(shape.begin(), shape.end(), std::size_t(1), std::multiplies<>()) != x.size())
     throw std::logic_error("reshaped_taking: sizes differ");
-  typename R::inner_strides_type strides{};
-  typename R::inner_backstrides_type backstrides{};
   xt::compute_strides(s, xt::layout_type::row_major, strides, backstrides);
   return R(std::move(x.storage()), std::move(s), std::move(strides));
 }
@@ -161,22 +163,23 @@ xt::xtensor<T, 4> unpack_heads(const xt::xarray<T>& x, std::size_t heads, const 
 // The results back in the input's layout, written (all or none).
 template <class T>
 void finish_attention(const AttentionArgs& a, bool packed, const xt::xarray<T>& q, const Shape& lead, const Shape& scores,
-                      const AttentionOptions<T>& options, const AttentionResult<T, 4>& r, const xt::xtensor<T, 4>& k4,
+                      const AttentionOptions<T>& options, AttentionResult<T, 4>& r, const xt::xtensor<T, 4>& k4,
                       const xt::xtensor<T, 4>& v4, bool half) {
-  // Give the output back in the input's layout.
+  // Give the output back in the input's layout (r's output taken, not copied, where the layout
+  // is the same).
   xt::xarray<T> out, weights, qk;
   if (packed) {
     out = merge_heads<T>(r.output);
     weights = r.weights;
     qk = r.scores;
   } else if (q.dimension() == 4) {
-    out = r.output;
+    out = reshaped_taking<xt::xarray<T>>(r.output, shape_of(r.output));
     weights = r.weights;
     qk = r.scores;
   } else {
     Shape os = lead, ws = lead;
     os.insert(os.end(), {r.output.shape(2), r.output.shape(3)});
-    out = reshaped<xt::xarray<T>>(r.output, os);
+    out = reshaped_taking<xt::xarray<T>>(r.output, os);
     if (options.return_weights) {
       ws.insert(ws.end(), {scores[2], scores[3]});
       weights = reshaped<xt::xarray<T>>(r.weights, ws);
