@@ -41,8 +41,8 @@ std::vector<vl::VectorPath> runnable_paths() {
 template <class T>
 void gemm_equals_the_fma_chain() {
   std::mt19937_64 gen(7);
-  // m, n, k: full tiles, row tails (m mod 6), column tails below one vector and one tile.
-  for (auto [m, n, k] : {std::array<std::size_t, 3>{64, 64, 64}, {13, 37, 5}, {1, 1, 1}, {7, 100, 64}, {6, 17, 33}, {65, 9, 3}}) {
+  // m, n, k: full tiles, row tails (m mod 6; 7, 8, 13 and 128 end in 4 + 3 or 4 + 4 rows), column tails below one vector and one tile.
+  for (auto [m, n, k] : {std::array<std::size_t, 3>{64, 64, 64}, {13, 37, 5}, {1, 1, 1}, {7, 100, 64}, {6, 17, 33}, {65, 9, 3}, {8, 24, 16}, {128, 40, 7}}) {
     const std::size_t ldb = n + 5, ldc = n + 2;
     // A row-major (m × k, leading dimension k + 3) or stored transposed (k × m, leading m + 3).
     for (bool transpose_a : {false, true}) {

@@ -60,12 +60,20 @@ inline void row_strip(bool accumulate, std::size_t n, std::size_t k, const T* a,
   for (; j < n; ++j) tile<One<T>, R, 1, TA>(accumulate, k, a, lda, b + j, ldb, c + j, ldc);
 }
 
-// All of C: strips of 6 rows, then one strip of the 1 … 5 rows left.
+// All of C: strips of 6 rows, then one strip of the 1 … 5 rows left; but 7 or 8 rows left are
+// 4 + 3 or 4 + 4, not 6 + 1 or 6 + 2: a strip of 1 or 2 rows has 2 or 4 accumulators, too few
+// chains to keep two FMA units busy through the FMA's latency (m = 128: 4 + 4 takes the time of
+// 8 rows, 6 + 2 about that of 10).
 template <class V, int CV, bool TA, class T>
 void gemm_as(bool accumulate, std::size_t m, std::size_t n, std::size_t k, const T* a, std::size_t lda, const T* b, std::size_t ldb, T* c,
              std::size_t ldc) {
+  const std::size_t left = m >= 6 && (m % 6 == 1 || m % 6 == 2) ? 6 + m % 6 : m % 6;  // rows after the 6-row strips
   std::size_t i = 0;
-  for (; i + 6 <= m; i += 6) row_strip<V, 6, CV, TA>(accumulate, n, k, a_row<TA>(a, lda, i), lda, b, ldb, c + i * ldc, ldc);
+  for (; i + left < m; i += 6) row_strip<V, 6, CV, TA>(accumulate, n, k, a_row<TA>(a, lda, i), lda, b, ldb, c + i * ldc, ldc);
+  if (m - i > 6) {  // 7 or 8: first 4
+    row_strip<V, 4, CV, TA>(accumulate, n, k, a_row<TA>(a, lda, i), lda, b, ldb, c + i * ldc, ldc);
+    i += 4;
+  }
   a = a_row<TA>(a, lda, i), c += i * ldc;
   switch (m - i) {
     case 5: row_strip<V, 5, CV, TA>(accumulate, n, k, a, lda, b, ldb, c, ldc); break;
