@@ -57,7 +57,11 @@ R reshaped_taking(X& x, const Shape& shape) {
   typename R::inner_shape_type s{};
   typename R::inner_strides_type strides{};
   typename R::inner_backstrides_type backstrides{};
-  if constexpr (requires { s.resize(0); }) s.resize(shape.size()), strides.resize(shape.size()), backstrides.resize(shape.size());  // xarray
+  if constexpr (requires { s.resize(0); }) {  // xarray: a rank chosen at run time
+    s.resize(shape.size());
+    strides.resize(shape.size());
+    backstrides.resize(shape.size());
+  }
   if (s.size() != shape.size()) throw std::logic_error("reshaped_taking: ranks differ");
   std::copy(shape.begin(), shape.end(), s.begin());
   if (std::accumulate(shape.begin(), shape.end(), std::size_t(1), std::multiplies<>()) != x.size())
@@ -110,11 +114,13 @@ void save_outputs(const std::string& out, const xt::xarray<T>& o, const std::str
 
 // Writes every (path, array) given a path, or none: if one cannot be written, those already
 // written are removed again. Outputs must be finite; a score stage may hold −∞ (masked).
-// half: write float16 ('<f2'), each value rounded to the nearest half.
+// half: write float16 ('<f2'), each value rounded to the nearest half. The arrays are the
+// caller's (pointers: not copied).
 template <class T>
-void save_all(const std::vector<std::pair<std::string, xt::xarray<T>>>& files, bool half = false) {
-  for (const auto& [path, a] : files) {
+void save_all(const std::vector<std::pair<std::string, const xt::xarray<T>*>>& files, bool half = false) {
+  for (const auto& [path, array] : files) {
     if (path.empty()) continue;
+    const xt::xarray<T>& a = *array;
     for (std::size_t i = 0; i < a.size(); ++i) {
       const double x = half ? round_to_half(double(a.flat(i))) : double(a.flat(i));
       if (std::isnan(x) || x == HUGE_VAL)
@@ -127,10 +133,10 @@ void save_all(const std::vector<std::pair<std::string, xt::xarray<T>>>& files, b
     for (const auto& [path, a] : files) {
       if (path.empty()) continue;
       if constexpr (std::is_same_v<T, double>) {
-        if (half) npy::save_float16(path, a);
-        else npy::save(path, a);
+        if (half) npy::save_float16(path, *a);
+        else npy::save(path, *a);
       } else {
-        npy::save(path, a);
+        npy::save(path, *a);
       }
       written.push_back(path);
     }
@@ -165,36 +171,38 @@ template <class T>
 void finish_attention(const AttentionArgs& a, bool packed, const xt::xarray<T>& q, const Shape& lead, const Shape& scores,
                       const AttentionOptions<T>& options, AttentionResult<T, 4>& r, const xt::xtensor<T, 4>& k4,
                       const xt::xtensor<T, 4>& v4, bool half) {
-  // Give the output back in the input's layout (r's output taken, not copied, where the layout
-  // is the same).
+  // Give the output back in the input's layout. r's buffers are taken, not copied, where the
+  // layout is the same (r keeps their shapes, but no elements).
+  auto take = [](xt::xtensor<T, 4>& x) { return x.size() ? reshaped_taking<xt::xarray<T>>(x, shape_of(x)) : xt::xarray<T>(x); };
   xt::xarray<T> out, weights, qk;
   if (packed) {
     out = merge_heads<T>(r.output);
-    weights = r.weights;
-    qk = r.scores;
+    weights = take(r.weights);
+    qk = take(r.scores);
   } else if (q.dimension() == 4) {
-    out = reshaped_taking<xt::xarray<T>>(r.output, shape_of(r.output));
-    weights = r.weights;
-    qk = r.scores;
+    out = take(r.output);
+    weights = take(r.weights);
+    qk = take(r.scores);
   } else {
     Shape os = lead, ws = lead;
     os.insert(os.end(), {r.output.shape(2), r.output.shape(3)});
     out = reshaped_taking<xt::xarray<T>>(r.output, os);
     if (options.return_weights) {
       ws.insert(ws.end(), {scores[2], scores[3]});
-      weights = reshaped<xt::xarray<T>>(r.weights, ws);
+      weights = reshaped_taking<xt::xarray<T>>(r.weights, ws);
     }
     if (options.return_scores) {
       Shape ss = lead;
       ss.insert(ss.end(), {scores[2], scores[3]});
-      qk = reshaped<xt::xarray<T>>(r.scores, ss);
+      qk = reshaped_taking<xt::xarray<T>>(r.scores, ss);
     }
   }
   // present_key / present_value: (B, Hkv, past + S, D), ONNX's layout.
   // The key/value cache is copied only when asked for.
   auto cache = [](const std::string& path, const xt::xtensor<T, 4>& x) { return path.empty() ? xt::xarray<T>() : xt::xarray<T>(x); };
-  save_all<T>({{a.out, out}, {a.weights, weights}, {a.cache.qk_output.empty() ? "" : a.cache.qk_output[1], qk},
-               {a.cache.present_key, cache(a.cache.present_key, k4)}, {a.cache.present_value, cache(a.cache.present_value, v4)}}, half);
+  const xt::xarray<T> present_key = cache(a.cache.present_key, k4), present_value = cache(a.cache.present_value, v4);
+  save_all<T>({{a.out, &out}, {a.weights, &weights}, {a.cache.qk_output.empty() ? "" : a.cache.qk_output[1], &qk},
+               {a.cache.present_key, &present_key}, {a.cache.present_value, &present_value}}, half);
 }
 
 

@@ -61,9 +61,9 @@ inline void row_strip(bool accumulate, std::size_t n, std::size_t k, const T* a,
 }
 
 // All of C: strips of 6 rows, then one strip of the 1 … 5 rows left; but 7 or 8 rows left are
-// 4 + 3 or 4 + 4, not 6 + 1 or 6 + 2: a strip of 1 or 2 rows has 2 or 4 accumulators, too few
-// chains to keep two FMA units busy through the FMA's latency (m = 128: 4 + 4 takes the time of
-// 8 rows, 6 + 2 about that of 10).
+// 4 + 3 or 4 + 4, not 6 + 1 or 6 + 2: a strip of 1 or 2 rows has CV or 2·CV accumulators (2 or 4
+// on the vector paths), too few chains to keep two FMA units busy through the FMA's latency
+// (m = 128: 4 + 4 takes the time of 8 rows, 6 + 2 about that of 10).
 template <class V, int CV, bool TA, class T>
 void gemm_as(bool accumulate, std::size_t m, std::size_t n, std::size_t k, const T* a, std::size_t lda, const T* b, std::size_t ldb, T* c,
              std::size_t ldc) {

@@ -271,18 +271,31 @@ struct FileStart {
   std::vector<unsigned char> bytes;
   std::size_t size = 0;
 };
-FileStart read_file(const std::filesystem::path& path, std::size_t limit = std::numeric_limits<std::size_t>::max()) {
+// The file opened for reading, and its size; or a failure naming it.
+std::ifstream open_for_reading(const std::filesystem::path& path, std::size_t& size) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail(path, "no such file");
   if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, not a .npy file");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) fail(path, "cannot open for reading");
-  const std::streamoff size = in.tellg();  // the size from the end position
-  if (size < 0) fail(path, "cannot tell the file's size");
-  FileStart f{std::vector<unsigned char>(std::min(limit, static_cast<std::size_t>(size))), static_cast<std::size_t>(size)};
-  in.seekg(0);
-  const auto n = static_cast<std::streamsize>(f.bytes.size());
-  if (!in.read(reinterpret_cast<char*>(f.bytes.data()), n) || in.gcount() != n) fail(path, "read error (the file changed while it was read?)");
+  const std::streamoff end = in.tellg();  // the size from the end position
+  if (end < 0) fail(path, "cannot tell the file's size");
+  size = static_cast<std::size_t>(end);
+  return in;
+}
+
+// n bytes from the stream's position `at` into out.
+void read_exactly(std::ifstream& in, const std::filesystem::path& path, std::size_t at, void* out, std::size_t n) {
+  in.seekg(static_cast<std::streamoff>(at));
+  const auto len = static_cast<std::streamsize>(n);
+  if (!in.read(static_cast<char*>(out), len) || in.gcount() != len) fail(path, "read error (the file changed while it was read?)");
+}
+
+FileStart read_file(const std::filesystem::path& path) {
+  FileStart f;
+  std::ifstream in = open_for_reading(path, f.size);
+  f.bytes.resize(f.size);
+  read_exactly(in, path, 0, f.bytes.data(), f.size);
   return f;
 }
 
@@ -319,7 +332,6 @@ void append_little_endian(std::string& out, T v) {
   out.append(reinterpret_cast<const char*>(b), sizeof(T));
 }
 
-
 // Writes the concatenation of `parts` to `path` through a temporary file in the same directory
 // and a rename (the parts one after the other: an array's buffer need not be copied behind its
 // header first).
@@ -331,7 +343,8 @@ void write_atomically(const std::filesystem::path& path, std::initializer_list<s
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) fail(path, fmt::format("cannot write: cannot create a temporary file in '{}' ({})", dir.string(), std::strerror(errno)));
   bool ok = true;
-  for (const std::string_view part : parts) ok = std::fwrite(part.data(), 1, part.size(), f) == part.size() && ok;
+  for (const std::string_view part : parts)
+    if (!part.empty()) ok = std::fwrite(part.data(), 1, part.size(), f) == part.size() && ok;
   ok = (std::fflush(f) == 0) && ok;
   ok = (std::fclose(f) == 0) && ok;
   std::error_code ec;
@@ -470,31 +483,34 @@ Array load(const std::filesystem::path& path) {
 
 namespace {
 
-// The layout from the header alone: the prefix holds the header's length; then read up to the
-// header's end (or the file's). (A file too short or not a .npy: parse_layout says why from what
-// there is.)
-Layout read_layout(const std::filesystem::path& path) {
-  FileStart f = read_file(path, kLengthAt + 4);
-  if (f.bytes.size() == kLengthAt + 4 && std::memcmp(f.bytes.data(), kMagic, kMagicLen) == 0) {
-    const int major = f.bytes[6];
-    f = read_file(path, kLengthAt + length_field_bytes(major) + header_length(f.bytes, major));
+// The file opened once and its header read and checked (the layout); the data is read later from
+// the same stream, so header and data come from one file even if the path is replaced meanwhile.
+// The prefix holds the header's length; then read up to the header's end (or the file's). (A file
+// too short or not a .npy: parse_layout says why from what there is.)
+struct OpenNpy {
+  std::ifstream in;
+  Layout layout;
+};
+OpenNpy open_layout(const std::filesystem::path& path) {
+  OpenNpy f;
+  std::size_t size = 0;
+  f.in = open_for_reading(path, size);
+  std::vector<unsigned char> bytes(std::min<std::size_t>(size, kLengthAt + 4));
+  read_exactly(f.in, path, 0, bytes.data(), bytes.size());
+  if (bytes.size() == kLengthAt + 4 && std::memcmp(bytes.data(), kMagic, kMagicLen) == 0) {
+    const int major = bytes[6];
+    const std::size_t have = bytes.size(), end = std::min(size, kLengthAt + length_field_bytes(major) + header_length(bytes, major));
+    bytes.resize(end);
+    if (end > have) read_exactly(f.in, path, have, bytes.data() + have, end - have);
   }
-  return parse_layout(path, f.bytes, f.size);
-}
-
-// `n` bytes of the file from `offset` into `out`.
-void read_range(const std::filesystem::path& path, std::size_t offset, std::size_t n, void* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open for reading");
-  in.seekg(static_cast<std::streamoff>(offset));
-  const auto len = static_cast<std::streamsize>(n);
-  if (!in.read(static_cast<char*>(out), len) || in.gcount() != len) fail(path, "read error (the file changed while it was read?)");
+  f.layout = parse_layout(path, bytes, size);
+  return f;
 }
 
 }  // namespace
 
 Info read_info(const std::filesystem::path& path) {
-  const Layout l = read_layout(path);
+  const Layout l = open_layout(path).layout;
   return Info{l.dtype.name, l.header.shape};
 }
 
@@ -502,22 +518,22 @@ template <class T>
 xt::xarray<T> load_exact(const std::filesystem::path& path) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   const char* want = std::is_same_v<T, float> ? "float32" : "float64";
-  const Layout header = read_layout(path);
-  if (header.dtype.name != want) fail(path, fmt::format("dtype {}, {} expected", header.dtype.name, want));
-  xt::xarray<T> out = xt::xarray<T>::from_shape(header.header.shape);
-  if (is_plain(header, 'f', sizeof(T))) {
+  OpenNpy f = open_layout(path);
+  const Layout& l = f.layout;
+  if (l.dtype.name != want) fail(path, fmt::format("dtype {}, {} expected", l.dtype.name, want));
+  xt::xarray<T> out = xt::xarray<T>::from_shape(l.header.shape);
+  if (l.count == 0) return out;  // an empty array's data() may be null
+  if (is_plain(l, 'f', sizeof(T))) {
     // The data straight into the array: no second buffer of the file's size to fault in and copy
-    // (for `lessons eval`'s inputs, a third of its reading time). parse_layout checked the size.
-    if (header.count > 0) read_range(path, header.data_offset, header.count * sizeof(T), out.data());
+    // (for `lessons eval`'s inputs, about half their reading time). parse_layout checked the size.
+    read_exactly(f.in, path, l.data_offset, out.data(), l.count * sizeof(T));
     return out;
   }
   // The other byte order, or Fortran order: decode() is exact for float32 and float64.
-  const std::vector<unsigned char> bytes = read_file(path).bytes;
-  const Layout l = parse_layout(path, bytes, bytes.size());
-  if (l.dtype.name != want || l.header.shape != header.header.shape) fail(path, "the file changed while it was read");
-  const unsigned char* data = bytes.data() + l.data_offset;
+  std::vector<unsigned char> data(l.count * sizeof(T));
+  read_exactly(f.in, path, l.data_offset, data.data(), data.size());
   for_each_element(l, [&](std::size_t k, std::size_t offset) {
-    out.data()[offset] = static_cast<T>(decode(path, l.dtype, data + k * sizeof(T), offset));
+    out.data()[offset] = static_cast<T>(decode(path, l.dtype, data.data() + k * sizeof(T), offset));
   });
   return out;
 }
