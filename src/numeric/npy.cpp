@@ -266,11 +266,6 @@ void widen(const unsigned char* p, std::size_t count, double* out) {
   }
 }
 
-// The first `limit` bytes of a file (all of it by default), in one read, and the file's size.
-struct FileStart {
-  std::vector<unsigned char> bytes;
-  std::size_t size = 0;
-};
 // The file opened for reading, and its size; or a failure naming it.
 std::ifstream open_for_reading(const std::filesystem::path& path, std::size_t& size) {
   std::error_code ec;
@@ -291,12 +286,13 @@ void read_exactly(std::ifstream& in, const std::filesystem::path& path, std::siz
   if (!in.read(static_cast<char*>(out), len) || in.gcount() != len) fail(path, "read error (the file changed while it was read?)");
 }
 
-FileStart read_file(const std::filesystem::path& path) {
-  FileStart f;
-  std::ifstream in = open_for_reading(path, f.size);
-  f.bytes.resize(f.size);
-  read_exactly(in, path, 0, f.bytes.data(), f.size);
-  return f;
+// The whole file.
+std::vector<unsigned char> read_file(const std::filesystem::path& path) {
+  std::size_t size = 0;
+  std::ifstream in = open_for_reading(path, size);
+  std::vector<unsigned char> bytes(size);
+  read_exactly(in, path, 0, bytes.data(), size);
+  return bytes;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -465,7 +461,7 @@ bool is_plain(const Layout& l, char kind, std::size_t size) {
 }  // namespace
 
 Array load(const std::filesystem::path& path) {
-  const std::vector<unsigned char> bytes = read_file(path).bytes;
+  const std::vector<unsigned char> bytes = read_file(path);
   const Layout l = parse_layout(path, bytes, bytes.size());
   Array a{l.dtype.name, l.header.shape, std::vector<double>(l.count)};
   const unsigned char* data = bytes.data() + l.data_offset;
