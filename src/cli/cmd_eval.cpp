@@ -18,6 +18,7 @@
 #include "cli/eval_attention_cache.hpp"
 #include "cli/eval_inputs.hpp"
 #include "cli/eval_linear_family.hpp"
+#include "cli/eval_outputs.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/feature_map.hpp"
 #include "kernels/fused_attention.hpp"
@@ -84,69 +85,6 @@ xt::xarray<M> broadcast_mask(const xt::xarray<M>& mask, const Shape& target, con
   return b;
 }
 
-// Finite inputs can still overflow T (scores beyond its range give inf − inf = NaN in the
-// softmax): such a result is refused, never written.
-template <class T>
-void require_finite(const xt::xarray<T>& a, const char* what) {
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (!std::isfinite(a.flat(i)))
-      throw InputError(fmt::format("the {} holds {} at flat index {}: the inputs overflow {} (scores or sums beyond "
-                                   "its range); scale them down{}", what, a.flat(i), i,
-                                   sizeof(T) == 4 ? "float32" : "float64", sizeof(T) == 4 ? " or use float64" : ""));
-}
-
-// Writes the output and, if asked for, the weights. If the weights cannot be written, the
-// output just written is removed again: a failed command leaves no file behind.
-template <class T>
-void save_outputs(const std::string& out, const xt::xarray<T>& o, const std::string& weights, const xt::xarray<T>& w) {
-  require_finite(o, "output");
-  if (!weights.empty()) require_finite(w, "weights");
-  npy::save(out, o);
-  if (weights.empty()) return;
-  try {
-    npy::save(weights, w);
-  } catch (...) {
-    std::error_code ec;
-    std::filesystem::remove(out, ec);
-    throw;
-  }
-}
-
-// Writes every (path, array) given a path, or none: if one cannot be written, those already
-// written are removed again. Outputs must be finite; a score stage may hold −∞ (masked).
-// half: write float16 ('<f2'), each value rounded to the nearest half. The arrays are the
-// caller's (pointers: not copied).
-template <class T>
-void save_all(const std::vector<std::pair<std::string, const xt::xarray<T>*>>& files, bool half = false) {
-  for (const auto& [path, array] : files) {
-    if (path.empty()) continue;
-    const xt::xarray<T>& a = *array;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      const double x = half ? round_to_half(double(a.flat(i))) : double(a.flat(i));
-      if (std::isnan(x) || x == HUGE_VAL)
-        throw InputError(fmt::format("the result for {} holds {} at flat index {}: the inputs overflow {}", path, x, i,
-                                     half ? "float16" : sizeof(T) == 4 ? "float32" : "float64"));
-    }
-  }
-  std::vector<std::string> written;
-  try {
-    for (const auto& [path, a] : files) {
-      if (path.empty()) continue;
-      if constexpr (std::is_same_v<T, double>) {
-        if (half) npy::save_float16(path, *a);
-        else npy::save(path, *a);
-      } else {
-        npy::save(path, *a);
-      }
-      written.push_back(path);
-    }
-  } catch (...) {
-    std::error_code ec;
-    for (const auto& w : written) std::filesystem::remove(w, ec);
-    throw;
-  }
-}
-
 // ------------------------------------------------------------------------------------------
 struct AttentionArgs {
   AttentionCacheArgs cache;
@@ -201,8 +139,12 @@ void finish_attention(const AttentionArgs& a, bool packed, const xt::xarray<T>& 
   // The key/value cache is copied only when asked for.
   auto cache = [](const std::string& path, const xt::xtensor<T, 4>& x) { return path.empty() ? xt::xarray<T>() : xt::xarray<T>(x); };
   const xt::xarray<T> present_key = cache(a.cache.present_key, k4), present_value = cache(a.cache.present_value, v4);
-  save_all<T>({{a.out, &out}, {a.weights, &weights}, {a.cache.qk_output.empty() ? "" : a.cache.qk_output[1], &qk},
-               {a.cache.present_key, &present_key}, {a.cache.present_value, &present_value}}, half);
+  save_results<T>({{a.out, "output", &out},
+                   {a.weights, "weights", &weights},
+                   {a.cache.qk_output.empty() ? "" : a.cache.qk_output[1], "scores", &qk, true},
+                   {a.cache.present_key, "present key", &present_key},
+                   {a.cache.present_value, "present value", &present_value}},
+                  half);
 }
 
 
@@ -358,7 +300,8 @@ void eval_mha(const MhaArgs& a, Precision p) {
   } catch (const std::invalid_argument& e) {
     throw InputError(fmt::format("eval mha: {}", e.what()));
   }
-  save_outputs<T>(a.out, xt::xarray<T>(r.output), a.weights, xt::xarray<T>(r.weights));
+  const xt::xarray<T> out = r.output, weights = r.weights;
+  save_results<T>({{a.out, "output", &out}, {a.weights, "weights", &weights}});
 }
 
 // ------------------------------------------------------------------------------------------
@@ -383,7 +326,8 @@ void eval_linear(const LinearArgs& a, Precision p) {
   else if (a.form == "recurrent") o = linear_attention_recurrent<T>(pq, pk, v);
   else if (a.chunk == 0) throw InputError("--chunk: the chunked form needs a chunk size >= 1");
   else o = linear_attention_chunked<T>(pq, pk, v, a.chunk);
-  save_outputs<T>(a.out, xt::xarray<T>(o), "", {});
+  const xt::xarray<T> out = o;
+  save_results<T>({{a.out, "output", &out}});
 }
 
 // ------------------------------------------------------------------------------------------

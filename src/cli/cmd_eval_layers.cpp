@@ -24,6 +24,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/eval_inputs.hpp"
+#include "cli/eval_outputs.hpp"
 #include "kernels/decoder_layer.hpp"
 #include "kernels/encoder_layer.hpp"
 #include "numeric/torch_transformer_init.hpp"
@@ -107,11 +108,8 @@ LayerOptions layer_options(const LayerArgs& a) {
 
 template <class T>
 void save_result(const std::string& path, const xt::xtensor<T, 3>& y) {
-  for (std::size_t i = 0; i < y.size(); ++i)
-    if (!std::isfinite(y.flat(i)))
-      throw InputError(fmt::format("the output holds {} at flat index {}: the inputs overflow {}; nothing written", y.flat(i), i,
-                                   sizeof(T) == 4 ? "float32" : "float64"));
-  npy::save(path, xt::xarray<T>(y));
+  const xt::xarray<T> out = y;
+  save_results<T>({{path, "output", &out}});
 }
 
 void check_heads(std::size_t heads, std::size_t d) {

@@ -3,12 +3,12 @@
 // so that bad shapes and combinations get ONNX's rule as the message.
 #include "cli/eval_linear_family.hpp"
 
-#include <filesystem>
 #include <vector>
 
 #include <fmt/core.h>
 
 #include "cli/eval_inputs.hpp"
+#include "cli/eval_outputs.hpp"
 #include "numeric/npy.hpp"
 #include "onnx/linear_attention_node.hpp"
 
@@ -50,11 +50,10 @@ onnx::Tensor tensor_of(const std::string& path, const std::string& option, Preci
   return t;
 }
 
-void save_as(const std::string& path, const onnx::Produced& r, Precision p) {
-  const xt::xarray<double> a = xt::adapt(r.values, r.shape);
-  if (p == Precision::f16) npy::save_float16(path, a);
-  else if (p == Precision::f32) npy::save(path, xt::xarray<float>(xt::cast<float>(a)));
-  else npy::save(path, a);
+// ONNX's result as an array of the query's type; float16's stays double (save_results rounds it).
+template <class T>
+xt::xarray<T> as_array(const onnx::Produced& r) {
+  return xt::xarray<T>(xt::cast<T>(xt::adapt(r.values, r.shape)));
 }
 
 }  // namespace
@@ -89,15 +88,13 @@ void eval_linear_family(const LinearFamilyArgs& a, const LinearCommonArgs& c) {
   } catch (const onnx::Unsupported& e) {
     throw InputError(fmt::format("eval linear-attention: {}", e.what()));
   }
-  save_as(c.out, r.outputs.at(0), p);
-  if (a.present_state.empty()) return;
-  try {
-    save_as(a.present_state, r.outputs.at(1), p);
-  } catch (...) {
-    std::error_code ec;
-    std::filesystem::remove(c.out, ec);  // a failed command leaves no file behind
-    throw;
-  }
+  const auto save = [&]<class T>(T) {
+    const xt::xarray<T> out = as_array<T>(r.outputs.at(0));
+    const xt::xarray<T> state = a.present_state.empty() ? xt::xarray<T>() : as_array<T>(r.outputs.at(1));
+    save_results<T>({{c.out, "output", &out}, {a.present_state, "present state", &state}}, p == Precision::f16);
+  };
+  if (p == Precision::f32) save(float{});
+  else save(double{});
 }
 
 }  // namespace vl::cli

@@ -138,6 +138,10 @@ def make_npy():
     # would be NaN. And finite float64 ones whose φ(q)·φ(k) sums overflow in linear attention.
     save("f32_huge.npy", np.array([[1e20, 1e20], [-1e20, 1e20]], dtype=np.float32))
     save("lin_huge.npy", np.full((4, 8), 1e300))
+    # ONNX LinearAttention's layout (B, T, H·D) = (1, 3, 2·2): finite float32 and float16 inputs
+    # whose read q·S overflows the type (1e19³ > 3.4e38; 6e4³ > 65504), computed in float64.
+    save("family_f32_huge.npy", np.full((1, 3, 4), 1e19, dtype=np.float32))
+    save("family_f16_huge.npy", np.full((1, 3, 4), 6e4, dtype=np.float16))
 
 
 SPEC_HEAD = "---\nlesson: linear-rnn\ntitle: A malformed spec\nsources:\n  - the bad-input corpus\n---\n\n"

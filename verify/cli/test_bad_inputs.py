@@ -157,7 +157,13 @@ case("attention_f32_scores_overflow", ["eval", "attention", "--q", N("f32_huge.n
      r"f32_huge\.npy: the scores may overflow float32")
 case("attention_scale_overflow", att("good_q.npy", "good_k.npy", "good_v.npy", "--scale", "1e308"),
      r"the scores may overflow float64")
-case("linear_sums_overflow", lin(q="lin_huge.npy", k="lin_huge.npy"), r"the output holds -?(nan|inf) .*overflow float64")
+case("linear_sums_overflow", lin(q="lin_huge.npy", k="lin_huge.npy"), r"the output for .* holds -?(nan|inf) .*overflow float64")
+for dtype in ("f32", "f16"):
+    family = ["eval", "linear-attention", "--update-rule", "linear", *(x for o in ("--q", "--k", "--v")
+              for x in (o, N(f"family_{dtype}_huge.npy"))), "--q-heads", "2", "--kv-heads", "2", "--form", "chunked",
+              "--out", "{out}", "--present-state", "{out2}"]
+    case(f"linear_family_{dtype}_overflow", family,
+         r"the output for .* holds inf at flat index 0: the inputs overflow " + {"f32": "float32", "f16": "float16"}[dtype])
 case("linear_q_nan", lin(q="lin_q_nan.npy"), r"--q .*is nan", "lin_q_nan.npy")
 case("mha_x_inf", mha("mha_x_inf.npy"), r"--x .*is inf", "mha_x_inf.npy")
 
