@@ -91,7 +91,7 @@ void dispatch(VectorPath path, bool transpose_a, bool accumulate, std::size_t m,
   }
 #endif
   (void)path;
-  block_gemm_baseline::gemm<block_gemm_baseline::One<T>, 4>(transpose_a, accumulate, m, n, k, a, lda, b, ldb, c, ldc);
+  block_gemm_baseline::gemm<block_gemm_baseline::ScalarLane<T>, 4>(transpose_a, accumulate, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 // scalar fused multiply-add (one instruction where the target has FMA, glibc's correctly
 // rounded fma elsewhere): the same operation as one lane of the vector one.
 template <class T>
-struct One {
+struct ScalarLane {
   using reg = T;
   static constexpr std::size_t width = 1;
   static inline reg load(const T* p) { return *p; }
@@ -57,7 +57,7 @@ inline void row_strip(bool accumulate, std::size_t n, std::size_t k, const T* a,
   std::size_t j = 0;
   for (; j + CV * V::width <= n; j += CV * V::width) tile<V, R, CV, TA>(accumulate, k, a, lda, b + j, ldb, c + j, ldc);
   for (; j + V::width <= n; j += V::width) tile<V, R, 1, TA>(accumulate, k, a, lda, b + j, ldb, c + j, ldc);
-  for (; j < n; ++j) tile<One<T>, R, 1, TA>(accumulate, k, a, lda, b + j, ldb, c + j, ldc);
+  for (; j < n; ++j) tile<ScalarLane<T>, R, 1, TA>(accumulate, k, a, lda, b + j, ldb, c + j, ldc);
 }
 
 // All of C: strips of 6 rows, then one strip of the 1 … 5 rows left; but 7 or 8 rows left are
