@@ -166,6 +166,8 @@ def main():
     # Extra pages (docs/pages/): Markdown goes through Doxygen with the lessons, assets are copied.
     extra = HERE / "pages"
     extra_assets = []
+    # The protocol page stays at docs/candidates.md, the path the code and the adapters cite.
+    shutil.copyfile(HERE / "candidates.md", pages / "candidates.md")
     if extra.is_dir():
         for f in sorted(extra.iterdir()):
             if f.suffix == ".md":
@@ -174,6 +176,7 @@ def main():
                 extra_assets.append(f)
 
     html = out / "html"
+    shutil.rmtree(html, ignore_errors=True)  # Doxygen writes the whole site: no page of an earlier build may linger
     env = dict(os.environ, VL_SOURCE_DIR=str(source), VL_DOCS_PAGES=str(pages), VL_DOCS_OUT=str(out), VL_DOCS_DIR=str(HERE))
     dox = subprocess.run([args.doxygen, str(HERE / "Doxyfile")], env=env, cwd=out, stderr=subprocess.PIPE, text=True)
     if dox.stderr.strip():
@@ -187,6 +190,10 @@ def main():
     copy_mathjax(html)
     for f in extra_assets:
         shutil.copyfile(f, html / f.name)
+    # The specs, as the lesson pages' "spec" links read them: plain text (generate.py's spec_href).
+    (html / "specs").mkdir(exist_ok=True)
+    for f in sorted((source / "specs").glob("*.md")):
+        shutil.copyfile(f, html / "specs" / (f.name + ".txt"))
     print(f"build_docs.py: site {html / 'index.html'}")
 
 

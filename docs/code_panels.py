@@ -100,7 +100,7 @@ def panels(listing_id: str, source: Path, seeds: Path | None, warnings: list) ->
                             f'<code>{esc(where["first"])}</code> (docs/listing_code.json).</div>')
             else:
                 cols.append(column("seed", f'<span class="vl-code-who">The lesson\'s code</span> quoted from seed '
-                                   f'<a href="{esc(seed.as_uri())}"><code>{esc(seed.name)}</code></a>, lines {a}–{b} '
+                                   f'<code>../shared/seeds/{esc(seed.name)}</code>, lines {a}–{b} '
                                    f'<span class="vl-code-note">(the source\'s words, not ours)</span>', quoted, "python"))
     marked = find_marked(source, listing_id)
     if marked is None:
@@ -110,7 +110,7 @@ def panels(listing_id: str, source: Path, seeds: Path | None, warnings: list) ->
     else:
         rel, first, lines = marked
         cols.append(column("twin", f'<span class="vl-code-who">Our C++ twin</span> '
-                           f'<a href="{doxygen_source_page(rel)}"><code>src/{esc(rel)}</code></a>, from line {first}',
+                           f'<a href="{doxygen_source_page(rel)}#l{first:05d}"><code>src/{esc(rel)}</code></a>, from line {first}',
                            lines, "cpp"))
     for spec in where.get("kernels", []):
         rel, _, name = spec.partition(":")
@@ -121,6 +121,6 @@ def panels(listing_id: str, source: Path, seeds: Path | None, warnings: list) ->
             continue
         first, lines = found
         cols.append(column("kernel", f'<span class="vl-code-who">The kernel it calls</span> <code>{esc(name)}</code>, '
-                           f'<a href="{doxygen_source_page(rel)}"><code>src/{esc(rel)}</code></a>, from line {first}',
+                           f'<a href="{doxygen_source_page(rel)}#l{first:05d}"><code>src/{esc(rel)}</code></a>, from line {first}',
                            lines, "cpp"))
     return f'<div class="vl-code-panels">{"".join(cols)}</div>'

@@ -70,9 +70,9 @@ def page(audits):
             statements[cid] = c["statement"]
             tolerances[cid] = c["tolerance"]
     names = [name for name, _, _, _ in audits]
-    out = ["# Conformance matrix", "",
+    out = ["# Conformance matrix {#conformance}", "",
            "Every claim about the computation, run against each implementation with the spec's tolerance "
-           "(`lessons audit --json`; `docs/candidates.md` says how to add yours). A cell is the verdict and the "
+           "(`lessons audit --json`; [Auditing your own attention](@ref candidates) says how to add yours). A cell is the verdict and the "
            "check's measured value (compared with the tolerance); N/A: the implementation lacks the operation or "
            "an option of it, or vl-candidate/1 cannot carry it.", "",
            "| claim | tolerance | " + " | ".join(names) + " |",

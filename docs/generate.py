@@ -31,6 +31,7 @@ import json
 import math
 import re
 import sys
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -657,8 +658,7 @@ class LessonPage:
         """The spec, the C++ files of the listings and the seeds, linked."""
         out = []
         if self.spec:
-            out.append(f'<li>spec <a href="{esc((self.source / "specs" / self.spec.path.name).as_uri())}">'
-                       f'<code>specs/{esc(self.spec.path.name)}</code></a></li>')
+            out.append(f'<li>spec <a href="{spec_href(self.spec.path.name)}"><code>specs/{esc(self.spec.path.name)}</code></a></li>')
         seen = set()
         for lid in self.listings:
             marked = code_panels.find_marked(self.source, lid)
@@ -668,7 +668,8 @@ class LessonPage:
             seed = code_panels.load_map().get(lid, {}).get("seed")
             if seed and seed not in seen and self.seeds and (self.seeds / seed).is_file():
                 seen.add(seed)
-                out.append(f'<li>seed <a href="{esc((self.seeds / seed).as_uri())}"><code>{esc(seed)}</code></a></li>')
+                # The seeds are the lessons' own files, not ours: named, not published with the site.
+                out.append(f'<li>seed <code>../shared/seeds/{esc(seed)}</code></li>')
         return htmlonly(f'<div class="vl-files"><span class="vl-label">Files</span><ul>{"".join(out)}</ul></div>') if out else ""
 
     def after_listing(self, lid: str) -> str:
@@ -755,6 +756,16 @@ def escape_caption(s: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # The main page.
 
+def spec_href(name: str) -> str:
+    """A spec as the site carries it: build_docs.py copies specs/NAME.md to html/specs/NAME.md.txt
+    (a browser shows .txt as text; .md it would offer to download)."""
+    return "specs/" + urllib.parse.quote(name) + ".txt"
+
+
+def spec_link(name: str) -> str:
+    return f'<a href="{spec_href(name)}"><code>specs/{esc(name)}</code></a>'
+
+
 def render_index(pages, audit, audit_error: str, spec_error: str = "") -> str:
     parts = ["Verified Lessons {#mainpage}\n================\n"]
     parts.append(
@@ -787,7 +798,7 @@ def render_index(pages, audit, audit_error: str, spec_error: str = "") -> str:
             f'<td class="vl-num">{c["claims"][0]}/{c["claims"][1]}</td>'
             f'<td class="vl-num">{c["controls"][0]}/{c["controls"][1]}</td>'
             f'<td class="vl-num">{c["lines"][0]}/{c["lines"][1]}</td>'
-            f'<td class="vl-small"><code>specs/{esc(pg.spec.path.name) if pg.spec else "—"}</code></td></tr>')
+            f'<td class="vl-small">{spec_link(pg.spec.path.name) if pg.spec else "—"}</td></tr>')
     parts.append("# Lessons {#lessons_index}\n")
     parts.append(htmlonly(
         '<table class="vl-table vl-index"><thead><tr><th>lesson</th><th>status</th><th>claims hold</th>'
@@ -796,6 +807,11 @@ def render_index(pages, audit, audit_error: str, spec_error: str = "") -> str:
     # The page hierarchy (the navigation tree); the table above is what a reader sees.
     parts.append('\n<div class="vl-subpages">\n\n' + "\n".join(f"- \\subpage {page_name(pg.lesson_id)}" for pg in pages)
                  + "\n\n</div>\n")
+    parts.append("# The suite {#suite_pages}\n")
+    parts.append("- @ref architecture — the code, layer by layer, and why it is built so\n"
+                 "- @ref candidates — how the audit judges an implementation it did not write: a program speaking the protocol\n"
+                 "- @ref conformance — every computation claim against every implementation this build audited\n"
+                 "- @ref mutation — how many deliberately broken copies of our code the tests catch\n")
     parts.append("# How to read a lesson {#reading}\n")
     parts.append(htmlonly(
         '<table class="vl-table vl-legend"><thead><tr><th>rule</th><th>a produced line passes when</th></tr></thead><tbody>'
@@ -845,7 +861,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=Path, help="the seeds folder, for the lessons' own code (default: SOURCE/../shared/seeds)")
     ap.add_argument("--strict", action="store_true", help="fail on a generator warning (e.g. a listing without markers)")
     args = ap.parse_args(argv)
-    args.source = args.source.resolve()  # file:// links to the spec and the seeds need absolute paths
+    args.source = args.source.resolve()
 
     audit, audit_error = read_report(args.audit, "audit report", "lessons audit --json")
     arrays = {}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -405,18 +406,21 @@ def role_heatmaps(ctx: Context):
         tables = printed_tables(li.get("produced", []))
         if len(tables) != 3:
             continue
-        fig, axes = plt.subplots(1, 3, figsize=(9.6, 3.4))
+        # Constrained layout and titles wrapped at ~26 characters: the lesson's (Italian) titles
+        # are long enough to run into each other over three panels.
+        fig, axes = plt.subplots(1, 3, figsize=(9.6, 3.8), layout="constrained")
         vmax = max(float(t.max()) for _, t in tables) or 1.0
-        for ax, (title, t) in zip(axes, tables):
+        for k, (ax, (title, t)) in enumerate(zip(axes, tables)):
             im = ax.imshow(t, cmap="Blues", vmin=0, vmax=vmax, interpolation="nearest")
             for (i, j), v in np.ndenumerate(t):
                 if v == 0:
                     ax.text(j, i, "0", ha="center", va="center", fontsize=7, color=RED)
-            ax.set_title(title.split("(")[0].strip(), fontsize=9)
+            ax.set_title(textwrap.fill(title.split("(")[0].strip(), 26), fontsize=9)
             ax.set_xlabel("input position replaced")
-            ax.set_ylabel("output position")
+            if k == 0:
+                ax.set_ylabel("output position")
             ax.grid(False)
-        fig.colorbar(im, ax=list(axes), fraction=0.02, pad=0.02)
+        fig.colorbar(im, ax=list(axes), fraction=0.02, pad=0.02, label="how far output i moves")
         figs.append(ctx.save(fig, f"roles-{li['id'].split('.')[-1]}",
                              f"This build's {li['id']}: for each role of the attention, how much output position i "
                              "moves when input position j alone is replaced. Full for the encoder and for the "

@@ -5,7 +5,7 @@ Here: the generator alone (no Doxygen, no browser) shows a failing lesson, a mis
 a missing spec export in red rather than hiding them. SiteHelpers is the site (built into a
 temporary folder by docs/build_docs.py, or VL_DOCS_BUILD's, a build dir holding docs/html) and
 one headless Chromium driven by Selenium, for verify/docs/test_docs_site.py (the site, the
-"try it" panel) and verify/docs/test_docs_pages.py (each page at 1400 and 420 px). ctest builds
+"try it" panel) and verify/docs/test_docs_pages.py (each page at 1400 and 390 px). ctest builds
 the site once (test docs_site) and runs those with VL_DOCS_BUILD (CMakeLists.txt).
 
     LESSONS=build/bin/lessons /usr/bin/python3 verify/cli/test_docs.py

@@ -1,12 +1,14 @@
 #!/usr/bin/python3
-"""Each lesson page as a reader's Chromium shows it, at 1400 and at 420 px.
+"""Each written page as a reader's Chromium shows it, at 1400 and at 390 px (a phone).
 
 For every lesson page (or only VL_DOCS_PAGE's, e.g. `masking`: ctest runs one test per spec, see
 CMakeLists.txt): after MathJax ran, no MathJax error and no raw TeX or ASCII math (`d_k`,
 `10000^(2/d)`) in the text; no output line wrapped or scrolling in a box of its own, and at
 1400 px every output comparison fits without scrolling; the banner agrees with the audit and
-comes once; at 420 px the navigation tree is gone and the text column takes most of the
-width. Screenshots of the whole page at both widths go to <build>/docs/screenshots/ (paths
+comes once; at 390 px the navigation tree is gone, the text column takes most of the
+width, and the page itself never scrolls sideways (a wide formula, table or output scrolls in a
+box of its own). The site's other written pages (index, Related Pages, architecture, candidates,
+conformance, mutation) get the last check too. Screenshots of the whole page at both widths go to <build>/docs/screenshots/ (paths
 printed), to be looked at.
 
     VL_DOCS_BUILD=build LESSONS=build/bin/lessons /usr/bin/python3 verify/docs/test_docs_pages.py
@@ -83,12 +85,46 @@ class DocsPages(SiteHelpers, unittest.TestCase):
                         self.assertIn(f'id="claim-{re.sub(r"[^A-Za-z0-9-]", "-", claim["id"])}"', html_text)
                     self.assertEqual(len(re.findall(r'class="vl-banner vl-banner-(?:pass|fail)"', html_text)), 1, "the audit's summary must come once")
                 self.screenshot(page, 1400)
-                # 420 px: the navigation tree is gone and the text takes the width (the same load, resized).
-                d.set_window_size(420, 1000)
+                # 390 px: the navigation tree is gone and the text takes the width (the same load, resized).
+                d.set_window_size(PHONE, 1000)
                 inner = d.execute_script("return window.innerWidth")
                 width = d.execute_script("return document.querySelector('div.contents').getBoundingClientRect().width")
-                self.assertGreater(width, 0.85 * inner, f"{page.name} at 420 px: text column {width} of {inner} px")
-                self.screenshot(page, 420)
+                self.assertGreater(width, 0.85 * inner, f"{page.name} at {PHONE} px: text column {width} of {inner} px")
+                self.assert_no_sideways_scroll(d, page)
+                self.screenshot(page, PHONE)
+
+    def test_5_other_pages_fit_a_phone(self):
+        if os.environ.get("VL_DOCS_PAGE"):
+            self.skipTest("VL_DOCS_PAGE: one lesson page only")
+        html = self.out / "html"
+        for name in ("index", "pages", "architecture", "candidates", "conformance", "mutation"):
+            with self.subTest(page=name):
+                page = html / f"{name}.html"
+                self.assertTrue(page.exists(), f"no {page.name} in the site")
+                d = self.open_page(page, PHONE)
+                self.assert_no_sideways_scroll(d, page)
+                self.screenshot(page, PHONE)
+
+    def assert_no_sideways_scroll(self, d, page):
+        """Neither the document nor Doxygen's text scroller is wider than the window."""
+        wide = d.execute_script(
+            "var inner = window.innerWidth, out = [];"
+            "[document.scrollingElement, document.getElementById('doc-content')].forEach(function (e) {"
+            "  if (e && e.scrollWidth > inner + 1) out.push((e.id || 'document') + ' ' + e.scrollWidth); });"
+            "if (out.length) {"  # name the widest element that sticks out, for the message
+            "  var worst = null;"
+            "  document.querySelectorAll('div.contents *').forEach(function (x) {"
+            "    for (var p = x.parentElement; p && !p.matches('div.contents'); p = p.parentElement)"
+            "      if (getComputedStyle(p).overflowX !== 'visible') return;"  # inside a box that scrolls on its own
+            "    var r = x.getBoundingClientRect(); if (r.right > inner + 1 && (!worst || r.right > worst[0])) worst = [r.right, x]; });"
+            "  if (worst) out.push('widest: <' + worst[1].tagName.toLowerCase() + ' class=\"' + worst[1].className + '\"> ' +"
+            "                      (worst[1].textContent || '').trim().slice(0, 80));"
+            "}"
+            "return out;")
+        self.assertEqual(wide, [], f"{page.name} at {PHONE} px scrolls sideways (window {PHONE} px)")
+
+
+PHONE = 390  # px: a phone's width in CSS pixels
 
 
 

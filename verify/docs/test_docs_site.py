@@ -11,6 +11,8 @@ every state they offer, exactly the weights and outputs the audit compared with 
 Without VL_DOCS_BUILD it builds the site into a temporary folder first.
 """
 import re
+import urllib.parse
+from html import unescape as html_unescape
 import sys
 import unittest
 from pathlib import Path
@@ -151,6 +153,43 @@ class DocsSite(SiteHelpers, unittest.TestCase):
         self.assertIn("backend_8hpp_source.html", targets)
         missing = sorted(t for t in targets if not (page.parent / t).exists())
         self.assertEqual(missing, [], "architecture page links to files the site lacks")
+
+    def test_10_written_pages_link_within_the_site(self):
+        # A reader follows a link from any written page (the index, the lessons, the extra pages):
+        # each must lead to a file the site has (never a file:// path on the build machine), and
+        # the protocol page for candidates must be a page that the index, the architecture page
+        # and the conformance matrix link.
+        html = self.out / "html"
+        pages = [p for p in sorted(html.glob("*.html")) if p.name in ("index.html", "pages.html") or p.stem.startswith("lesson_")
+                 or p.stem in ("architecture", "candidates", "conformance", "mutation")]
+        self.assertTrue((html / "candidates.html").exists(), "no candidates page (docs/candidates.md)")
+        bad, texts = [], {}
+
+        def anchors(target: Path):
+            if target not in texts:
+                texts[target] = set(re.findall(r'(?:id|name)="([^"]+)"', target.read_text(encoding="utf-8", errors="replace")))
+            return texts[target]
+
+        for page in pages:
+            text = page.read_text(encoding="utf-8")
+            for href in re.findall(r'href="([^"]*)"', text):
+                href = html_unescape(href)
+                path, _, fragment = href.partition("#")
+                target = page if not path else html / urllib.parse.unquote(path)
+                if href.startswith("file:"):
+                    bad.append(f"{page.name}: {href}")
+                elif re.match(r"^[a-z]+:", href):
+                    continue
+                elif not target.exists():
+                    bad.append(f"{page.name}: {href} (missing)")
+                elif fragment and target.suffix == ".html" and fragment not in anchors(target):
+                    bad.append(f"{page.name}: {href} (no such anchor)")
+        self.assertEqual(bad, [], "links a reader of the site cannot follow")
+        for name in ("index.html", "architecture.html", "conformance.html"):
+            self.assertIn('href="candidates.html"', (html / name).read_text(encoding="utf-8"), f"{name} does not link the candidates page")
+        spec = (html / "lesson_attention.html").read_text(encoding="utf-8")
+        self.assertIn('href="specs/attention.md.txt"', spec)
+        self.assertTrue((html / "specs" / "attention.md.txt").exists())
 
     def test_9_code_spans_stay_code(self):
         # Doxygen 1.9 closes a `code span` early at a ' inside it and prints the rest as prose with
