@@ -13,6 +13,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 
 VERDICT = {"passed": "PASS", "failed": "FAIL", "not applicable": "N/A", "error": "ERROR",
@@ -56,6 +57,14 @@ def cell(claim):
     return f"{verdict} {m}".strip()
 
 
+def card_link(block_id, kind):
+    """A claim's or a listing's id, linked to its card on its lesson's page (docs/generate.py's
+    page_name and anchors; an id is <lesson>.<name>, specs/README.md)."""
+    lesson = block_id.split(".", 1)[0]
+    anchor = "claim-" + re.sub(r"[^A-Za-z0-9-]", "-", block_id) if kind == "claim" else "listing-" + block_id
+    return f"[`{block_id}`](lesson_{re.sub(r'[^A-Za-z0-9]', '_', lesson)}.html#{anchor})"
+
+
 def escape(text):
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -78,7 +87,7 @@ def page(audits):
            "| claim | tolerance | " + " | ".join(names) + " |",
            "| --- | --- | " + " | ".join("---" for _ in names) + " |"]
     for cid in order:
-        out.append(f"| `{cid}` | {tolerances[cid]} | " + " | ".join(cell(claims.get(cid)) for _, claims, _, _ in audits) + " |")
+        out.append(f"| {card_link(cid, 'claim')} | {tolerances[cid]} | " + " | ".join(cell(claims.get(cid)) for _, claims, _, _ in audits) + " |")
     listing_ids = []
     for *_, listings in audits:
         listing_ids += [i for i in listings if i not in listing_ids]
@@ -88,7 +97,7 @@ def page(audits):
             "our own code throughout (a timing, our RNG's experiment), or the implementation lacks an operation.", "",
             "| listing | " + " | ".join(names) + " |", "| --- | " + " | ".join("---" for _ in names) + " |"]
     for lid in listing_ids:
-        out.append(f"| `{lid}` | " + " | ".join(
+        out.append(f"| {card_link(lid, 'listing')} | " + " | ".join(
             VERDICT.get(li[lid]["status"], li[lid]["status"]) if lid in li else "—" for *_, li in audits) + " |")
     out += ["", "## Where an implementation departs from the lesson", ""]
     any_departure = False
