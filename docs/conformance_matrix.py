@@ -13,8 +13,9 @@ import argparse
 import json
 import math
 import os
-import re
 import sys
+
+from page_anchors import card_href
 
 VERDICT = {"passed": "PASS", "failed": "FAIL", "not applicable": "N/A", "error": "ERROR",
            "vacuous": "VACUOUS", "untested": "UNTESTED"}
@@ -58,11 +59,8 @@ def cell(claim):
 
 
 def card_link(block_id, kind):
-    """A claim's or a listing's id, linked to its card on its lesson's page (docs/generate.py's
-    page_name and anchors; an id is <lesson>.<name>, specs/README.md)."""
-    lesson = block_id.split(".", 1)[0]
-    anchor = "claim-" + re.sub(r"[^A-Za-z0-9-]", "-", block_id) if kind == "claim" else "listing-" + block_id
-    return f"[`{block_id}`](lesson_{re.sub(r'[^A-Za-z0-9]', '_', lesson)}.html#{anchor})"
+    """A claim's or a listing's id, linked to its card on its lesson's page."""
+    return f"[`{block_id}`]({card_href(block_id, kind)})"
 
 
 def escape(text):

@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import code_panels  # noqa: E402  (docs/code_panels.py: seed code, C++ twin, kernel)
 import plots  # noqa: E402  (docs/plots.py)
 import tryit  # noqa: E402  (docs/tryit.py: the interactive panels)
+from page_anchors import claim_anchor, listing_anchor, page_name  # noqa: E402  (shared with the conformance matrix)
 
 HERE = Path(__file__).resolve().parent
 READINGS = json.loads((HERE / "claim_readings.json").read_text(encoding="utf-8"))["claims"]
@@ -295,14 +296,6 @@ def control_verdict(rejected: bool) -> str:
     return '<span class="vl-verdict vl-fail">✗ NOT rejected</span>'
 
 
-def page_name(lesson_id: str) -> str:
-    return "lesson_" + re.sub(r"[^A-Za-z0-9]", "_", lesson_id)
-
-
-def claim_anchor(claim_id: str) -> str:
-    return "claim-" + re.sub(r"[^A-Za-z0-9-]", "-", claim_id)
-
-
 def mark_differences(a: str, b: str):
     """Both strings as HTML, with the characters that differ marked, spaces made visible there."""
     sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
@@ -518,7 +511,7 @@ class LessonPage:
             meta.append(("Source", esc(block.get("source"))))
         dl = "".join(f'<div class="vl-meta-row"><span class="vl-label">{k}</span> <span>{v}</span></div>' for k, v in meta)
         head = htmlonly(
-            f'<div class="vl-card vl-listing {"" if status == "passed" else "vl-card-fail"}" id="listing-{esc(lid)}">'
+            f'<div class="vl-card vl-listing {"" if status == "passed" else "vl-card-fail"}" id="{esc(listing_anchor(lid))}">'
             f'<div class="vl-card-head"><span class="vl-card-kind">Listing</span> <code class="vl-id">{esc(lid)}</code> '
             f'{verdict(status)}</div>{dl}</div>')
         return head + htmlonly(code_panels.panels(lid, self.source, self.seeds, self.warnings))
