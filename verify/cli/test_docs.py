@@ -27,6 +27,9 @@ from pathlib import Path
 SOURCE = Path(os.environ.get("VL_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 DOCS = SOURCE / "docs"
 LESSONS = os.environ.get("LESSONS")
+# The site's written pages besides the lessons (html/NAME.html): the index, Doxygen's Related
+# Pages, and the pages of docs/pages/, docs/candidates.md and the conformance matrix.
+EXTRA_PAGES = ("index", "pages", "architecture", "candidates", "conformance", "mutation")
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--hide-scrollbars"]

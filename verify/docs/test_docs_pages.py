@@ -23,7 +23,7 @@ import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-from test_docs import SiteHelpers  # noqa: E402  (verify/cli/test_docs.py)
+from test_docs import EXTRA_PAGES, SiteHelpers  # noqa: E402  (verify/cli/test_docs.py)
 
 
 class DocsPages(SiteHelpers, unittest.TestCase):
@@ -97,7 +97,7 @@ class DocsPages(SiteHelpers, unittest.TestCase):
         if os.environ.get("VL_DOCS_PAGE"):
             self.skipTest("VL_DOCS_PAGE: one lesson page only")
         html = self.out / "html"
-        for name in ("index", "pages", "architecture", "candidates", "conformance", "mutation"):
+        for name in EXTRA_PAGES:
             with self.subTest(page=name):
                 page = html / f"{name}.html"
                 self.assertTrue(page.exists(), f"no {page.name} in the site")

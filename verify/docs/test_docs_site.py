@@ -18,7 +18,7 @@ import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-from test_docs import SOURCE, NetworkLoads, SiteHelpers  # noqa: E402  (verify/cli/test_docs.py)
+from test_docs import EXTRA_PAGES, SOURCE, NetworkLoads, SiteHelpers  # noqa: E402  (verify/cli/test_docs.py)
 
 
 class DocsSite(SiteHelpers, unittest.TestCase):
@@ -160,8 +160,7 @@ class DocsSite(SiteHelpers, unittest.TestCase):
         # the protocol page for candidates must be a page that the index, the architecture page
         # and the conformance matrix link.
         html = self.out / "html"
-        pages = [p for p in sorted(html.glob("*.html")) if p.name in ("index.html", "pages.html") or p.stem.startswith("lesson_")
-                 or p.stem in ("architecture", "candidates", "conformance", "mutation")]
+        pages = [p for p in sorted(html.glob("*.html")) if p.stem.startswith("lesson_") or p.stem in EXTRA_PAGES]
         self.assertTrue((html / "candidates.html").exists(), "no candidates page (docs/candidates.md)")
         bad, texts = [], {}
 
