@@ -242,33 +242,36 @@ def _measured_number(x):
     return x
 
 
-def holds(cid: str, measured, tol):
-    """measured <op> bound, as claim_readings.json reads the claim; None when it cannot say."""
-    r = READINGS.get(cid, {})
+# The spec's `compare:` (the engine's comparison, src/engine/verdict.hpp), as a reader writes it.
+COMPARE_SIGN = {"<=": "≤", "<": "<", ">=": "≥", ">": ">", "==": "="}
+NEGATED_SIGN = {"≤": ">", "<": "≥", "≥": "<", ">": "≤", "=": "≠"}
+
+
+def holds(measured, tol, compare):
+    """measured <compare> tol, as the engine judges it (a NaN never holds); None when it cannot say."""
     m = _measured_number(measured)
-    t = _tolerance_number(r.get("bound_text", tol))
-    if m is None or t is None:
+    t = _tolerance_number(tol)
+    if m is None or t is None or compare not in COMPARE_SIGN:
         return None
-    bound = r.get("offset", 0) + t
-    op = r.get("op", "≤")
     if isinstance(m, float) and math.isnan(m):
         return False
-    return {"≤": m <= bound, "<": m < bound, "≥": m >= bound, ">": m > bound, "=": m == bound}[op]
+    return {"<=": m <= t, "<": m < t, ">=": m >= t, ">": m > t, "==": m == t}[compare]
 
 
-def reading(cid: str, measured, tol, failed: bool = False) -> str:
-    """'max |ours − torch| 2.2·10⁻¹⁶ ≤ 10⁻¹²', 'workspace at n = 65536 0.31 MiB < 64 MiB' (HTML)."""
+def reading(cid: str, measured, tol, compare, failed: bool = False) -> str:
+    """'max |ours − torch| 2.2·10⁻¹⁶ ≤ 10⁻¹²', 'workspace at n = 65536 0.31 MiB < 64 MiB' (HTML). The
+    direction is the spec's compare; claim_readings.json names the quantity and its unit only."""
     r = READINGS.get(cid, {})
-    op = r.get("op", "≤")
+    op = COMPARE_SIGN.get(compare, "?")
     if failed:
-        op = {"≤": ">", "<": "≥", "≥": "<", ">": "≤", "=": "≠"}[op]
-    t = _tolerance_number(r.get("bound_text", tol))
+        op = NEGATED_SIGN.get(op, "?")
+    t = _tolerance_number(tol)
     m = _measured_number(measured)
     unit = r.get("unit", "")
     scale = r.get("scale", 1)
     if t is None:  # "tolerance: none": a yes/no check, its measured value is what it found
         return f'{typeset_text(r.get("quantity", "measured"))} {fmt_number(measured)} (no tolerance: a yes/no check)'
-    bound = r.get("offset", 0) + t
+    bound = t
     if isinstance(m, (int, float)) and not (isinstance(m, float) and math.isinf(m)) and scale != 1:
         shown_m, shown_b = f"{m / scale:.2f}", f"{bound / scale:g}"
     else:
@@ -455,6 +458,7 @@ class LessonPage:
         statement = c["statement"] if c else block.get("statement")
         kind = c["kind"] if c else block.get("kind")
         tol = c["tolerance"] if c else block.get("tolerance")
+        compare = c.get("compare") if c else block.get("compare")
         src = c["source"] if c else block.get("source")
         rows = []
         if c is None:
@@ -466,12 +470,12 @@ class LessonPage:
             rows.append(
                 f'<div class="vl-check"><span class="vl-label">Check</span> <span class="vl-check-name">{esc(ch["name"])}</span>'
                 f'<div class="vl-measure"><span class="vl-measured {"vl-ok" if ok else "vl-bad"}">'
-                f'{reading(cid, ch.get("measured"), tol)}</span> {verdict("passed" if ok else "failed", True)}</div>'
+                f'{reading(cid, ch.get("measured"), tol, compare)}</span> {verdict("passed" if ok else "failed", True)}</div>'
                 f'<div class="vl-detail">{esc(ch.get("detail", ""))}</div>'
                 + (f'<div class="vl-why">error: {esc(ch["error"])}</div>' if ch.get("error") else "") + '</div>')
             ctls = ch.get("controls", [])
             if ctls:
-                items = "".join(self.control_item(cid, ctl, tol) for ctl in ctls)
+                items = "".join(self.control_item(cid, ctl, tol, compare) for ctl in ctls)
                 rows.append(
                     '<details class="vl-controls"><summary>Negative controls: '
                     f'{sum(bool(x.get("rejected")) for x in ctls)}/{len(ctls)} rejected by this check</summary>'
@@ -485,17 +489,20 @@ class LessonPage:
             + "".join(rows)
             + f'<div class="vl-source"><span class="vl-label">Source</span> {esc(src)}</div></div>')
 
-    def control_item(self, cid, ctl, tol) -> str:
+    def control_item(self, cid, ctl, tol, compare) -> str:
         """A broken variant and the metric that rejected it: the check's own words (its detail)."""
-        within = holds(cid, ctl.get("measured"), tol)
-        if not ctl.get("rejected"):
+        within = holds(ctl.get("measured"), tol, compare)
+        unmet = ctl.get("unmet") or []
+        if ctl.get("error"):
+            how = "could not run (an error of the audit, never a rejection)"
+        elif not ctl.get("rejected"):
             how = "the check passed it"
         elif within is False:
-            how = f'rejected: {reading(cid, ctl.get("measured"), tol, failed=True)}'
-        elif ctl.get("error"):
-            how = "rejected by an exception"
-        else:  # the headline number is within the tolerance: another part of the check rejected it
-            how = "rejected by another part of the check (its headline number is within the tolerance)"
+            how = f'rejected: {reading(cid, ctl.get("measured"), tol, compare, failed=True)}'
+        elif unmet:  # the number is within the tolerance; a condition of the claim failed
+            how = "rejected: " + esc("; ".join(unmet))
+        else:
+            how = "rejected"
         return (f'<li>{control_verdict(ctl.get("rejected"))} <b>{typeset_text(ctl["name"])}</b> — {how}'
                 f'<div class="vl-control-why">{esc(ctl.get("detail") or ctl.get("error") or "")}</div></li>')
 

@@ -114,8 +114,7 @@ BOOST_AUTO_TEST_CASE(a_computation_claim_takes_only_broken_backends) {
       const vl::CheckFn real = c.run;
       c.controls.push_back(vl::broken_code("a check on code the backend does not run", [real](const vl::CheckContext& ctx) {
         vl::Measurement m = real(ctx);
-        m.passed = false;
-        return m;
+        return m.require(false, "broken");
       }));
     }
   const auto report = audit(vl::backends::plain(), {"attention.convex-combination"}, lesson);

@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 #include "backends/registry.hpp"
 #include "core/errors.hpp"
@@ -86,11 +87,46 @@ BOOST_AUTO_TEST_CASE(a_failing_check_fails_its_claim) {
     if (c.claim_id == "linear-rnn.forms-agree") {  // the check run against a broken backend instead of the audited one
       const auto broken = c.controls[0].backend;
       const vl::CheckFn real = c.run;
-      c.run = [broken, real](const vl::CheckContext& ctx) { return real({*broken, ctx.goldens, ctx.tolerance}); };
+      c.run = [broken, real](const vl::CheckContext& ctx) { return real({*broken, ctx.goldens, ctx.settled_failing}); };
     }
   const auto report = audit(lesson, {"linear-rnn.forms-agree"});  // kept alive: c refers into it
   const auto& c = claim(report, "linear-rnn.forms-agree");
   BOOST_TEST((c.status == vl::Status::failed));
+}
+
+// The verdict is the engine's, in the spec's direction: a check that measures exactly the
+// tolerance passes a "<=" claim (linear-rnn.forms-agree) and fails a ">" one
+// (linear-rnn.phi-positive, tolerance 0); a condition the check reports unmet fails either.
+BOOST_AUTO_TEST_CASE(the_engine_judges_a_measurement_in_the_spec_direction) {
+  // The check's verdict (CheckResult::passed); its controls, given the same value, are not the point here.
+  auto passes = [](const std::string& id, vl::Measurement m) {
+    vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
+    for (auto& c : lesson.checks)
+      if (c.claim_id == id) c.run = [m](const vl::CheckContext&) { return m; };
+    const auto report = audit(lesson, {id});
+    const auto& r = claim(report, id);
+    BOOST_REQUIRE(r.checks.size() == 1u);
+    return r.checks[0].passed;
+  };
+  BOOST_TEST(passes("linear-rnn.forms-agree", {1e-12, "at the tolerance"}));
+  BOOST_TEST(!passes("linear-rnn.forms-agree", {std::nextafter(1e-12, 1.0), "just past it"}));
+  BOOST_TEST(!passes("linear-rnn.forms-agree", {std::nan(""), "not a number"}));
+  BOOST_TEST(!passes("linear-rnn.forms-agree", vl::Measurement{0.0, "exact"}.require(false, "nothing compared")));
+  BOOST_TEST(!passes("linear-rnn.phi-positive", {0.0, "at the tolerance"}));
+  BOOST_TEST(passes("linear-rnn.phi-positive", {1e-300, "just above it"}));
+}
+
+// A control is rejected only by its claim's measure: one that throws is an error of the audit.
+BOOST_AUTO_TEST_CASE(a_throwing_control_is_an_error_not_a_rejection) {
+  vl::Lesson lesson = vl::lessons::linear_rnn::lesson();
+  for (auto& c : lesson.checks)
+    if (c.claim_id == "linear-rnn.state-size")
+      c.controls[0].run = [](const vl::CheckContext&) -> vl::Measurement { throw std::runtime_error("refused"); };
+  const auto report = audit(lesson, {"linear-rnn.state-size"});
+  const auto& c = claim(report, "linear-rnn.state-size");
+  BOOST_TEST((c.status == vl::Status::error));
+  BOOST_TEST(!c.checks.at(0).controls.at(0).rejected);
+  BOOST_TEST(c.why.find("the control threw") != std::string::npos, c.why);
 }
 
 BOOST_AUTO_TEST_CASE(a_throwing_check_is_an_error_not_a_crash) {

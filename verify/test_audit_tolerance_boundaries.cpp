@@ -1,84 +1,93 @@
-// Every claim's check at the boundary of its own tolerance. The spec says a claim's tolerance
-// is "the number the check compares with" (specs/README.md): a measured value within it passes,
-// and a value exactly equal to it passes (≤), unless the claim says "below" (then <, listed
-// here with the words of its statement). So, for each check of each lesson, run on plain:
+// Every claim of every spec at the boundary of its own tolerance, judged as the audit judges it
+// (engine/verdict.hpp): the check measures, the spec's `compare:` and `tolerance:` decide. For a
+// claim with tolerance t and δ one part in 10⁶ of t (at t = 0, the smallest step 10⁻³⁰⁰):
 //
-//   m = the value it measures under the spec's tolerance (it passes: the audit says so too)
-//   tolerance m            → passes   (≤)  or fails (<, the "below" claims)
-//   tolerance m·(1 + 10⁻⁶) → passes
-//   tolerance m·(1 − 10⁻⁶) → fails    (for m = 0: tolerance −10⁻³⁰⁰ fails)
+//   compare   m = t − δ   m = t    m = t + δ
+//   <=        passes      passes   fails
+//   <         passes      fails    fails
+//   >=        fails       passes   passes
+//   >         fails       fails    passes
+//   ==        fails       passes   fails
 //
-// and the mirror image for a claim of "at least t" (a difference that must be large).
-// A check whose tolerance is added to or multiplied into another number (a slope ≤ 1 + t) is
-// probed at that number instead; they are listed with the arithmetic. This catches a check
-// comparing with ten times its tolerance, a `<=` that became `<`, or one ignoring its tolerance.
+// and a NaN never passes, nor does any value with an unmet condition; a claim with tolerance
+// none passes exactly when nothing is unmet. Every claim is probed from the parsed specs, so a
+// claim added tomorrow is probed too; the table of directions is the specs' own, not a copy.
 #define BOOST_TEST_MODULE audit tolerance boundaries
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
 #include <filesystem>
-#include <map>
-#include <set>
-#include <string>
+#include <limits>
 
-#include <fmt/format.h>
-
-#include "backends/registry.hpp"
 #include "engine/lesson.hpp"
 #include "engine/spec.hpp"
+#include "engine/verdict.hpp"
 
 namespace {
 
-// Which side of its tolerance a claim's measured value must lie, from its statement's words.
-enum class Side {
-  at_most,   // "within t", "at most t": m ≤ t (the default)
-  below,     // "below t": m < t
-  at_least,  // "by at least t": m ≥ t
-};
-const std::map<std::string, Side> sides = {
-    {"attention.fused-workspace", Side::below},                    // "stays below 64 MiB"
-    {"positions.encoding-breaks-equivariance", Side::at_least},    // "differ ... by at least 1e-2"
-    {"encoder-decoder.encoder-sees-every-position", Side::at_least},    // "changes every output position by at least 1e-3"
-    {"encoder-decoder.cross-attention-reads-encoder", Side::at_least},  // "changes every decoder output position by at least 1e-3"
+struct Expected {
+  bool below, at, above;  // passes at t − δ, t, t + δ
 };
 
-// Claims whose check compares m with a number made of the tolerance t: the t at which m sits
-// on the check's boundary.
-const std::map<std::string, double (*)(double m)> offsets = {
-    {"linear-rnn.chunked-linear-cost", [](double m) { return m - 1; }},  // growth exponent m ≤ 1 + t
-};
+Expected expected(vl::Comparison c) {
+  switch (c) {
+    case vl::Comparison::at_most: return {true, true, false};
+    case vl::Comparison::below: return {true, false, false};
+    case vl::Comparison::at_least: return {false, true, true};
+    case vl::Comparison::above: return {false, false, true};
+    case vl::Comparison::equal: return {false, true, false};
+  }
+  return {};
+}
+
+bool passes_at(const vl::Claim& claim, double m) { return vl::passes(claim, vl::Measurement{m, "probe"}); }
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(every_check_sits_on_its_tolerance) {
-  const std::filesystem::path root = VL_SOURCE_DIR;
-  const auto& backend = *vl::backends::plain();
-  int probed = 0;
-  for (const auto& lesson : vl::all_lessons()) {
-    const vl::Spec spec = vl::parse_spec(root / lesson.spec_file);
-    for (const auto& check : lesson.checks) {
-      const vl::Claim* claim = spec.find_claim(check.claim_id);
-      BOOST_REQUIRE_MESSAGE(claim, check.claim_id);
-      if (!claim->tolerance) continue;  // none: a pass/fail property, no number to probe
-      const std::string what = fmt::format("{} ('{}')", check.claim_id, check.name);
-      auto run = [&](double t) { return check.run(vl::CheckContext{backend, root / "reference_outputs", t}); };
-      const vl::Measurement at_spec = run(*claim->tolerance);
-      BOOST_REQUIRE_MESSAGE(at_spec.passed, what << " fails at its own tolerance: " << at_spec.detail);
-      const double m = at_spec.value;
-      const auto o = offsets.find(check.claim_id);
-      const double edge = o == offsets.end() ? m : o->second(m);
-      // One part in 10⁶ of the boundary; at a boundary of 0, of m; at m = 0 (bit-identical),
-      // the smallest step below 0 that a check could tell from 0.
-      const double delta = edge != 0 ? 1e-6 * std::fabs(edge) : m != 0 ? 1e-6 * std::fabs(m) : 1e-300;
-      const auto s = sides.find(check.claim_id);
-      const Side side = s == sides.end() ? Side::at_most : s->second;
-      BOOST_TEST_CONTEXT(what << ": measured " << m << ", boundary at tolerance " << edge) {
-        BOOST_TEST(run(edge).passed == (side != Side::below));
-        BOOST_TEST(run(edge + delta).passed == (side != Side::at_least));
-        BOOST_TEST(run(edge - delta).passed == (side == Side::at_least));
+BOOST_AUTO_TEST_CASE(every_claim_is_judged_at_its_tolerance_in_its_direction) {
+  const std::filesystem::path specs = std::filesystem::path(VL_SOURCE_DIR) / "specs";
+  int probed = 0, without_tolerance = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(specs)) {
+    if (entry.path().extension() != ".md" || entry.path().filename() == "README.md") continue;
+    for (const vl::Claim& claim : vl::parse_spec(entry.path()).claims) {
+      BOOST_TEST_CONTEXT(claim.id << " (" << claim.where.str() << ", tolerance " << claim.tolerance_text << ")") {
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        if (!claim.tolerance) {
+          BOOST_TEST(!claim.compare.has_value());
+          BOOST_TEST(passes_at(claim, 0.0));  // the value is information only
+          BOOST_TEST(passes_at(claim, nan));
+          BOOST_TEST(!vl::passes(claim, vl::Measurement{0.0, "probe", {}, {"a condition"}}));
+          ++without_tolerance;
+          continue;
+        }
+        BOOST_REQUIRE(claim.compare.has_value());
+        const double t = *claim.tolerance;
+        const double delta = t != 0 ? 1e-6 * std::fabs(t) : 1e-300;
+        const Expected e = expected(*claim.compare);
+        BOOST_TEST(passes_at(claim, t - delta) == e.below);
+        BOOST_TEST(passes_at(claim, t) == e.at);
+        BOOST_TEST(passes_at(claim, t + delta) == e.above);
+        BOOST_TEST(!passes_at(claim, nan));
+        // A value that passes still fails with a condition unmet.
+        const double inside = e.at ? t : e.below ? t - delta : t + delta;
+        BOOST_TEST(!vl::passes(claim, vl::Measurement{inside, "probe", {}, {"a condition"}}));
+        ++probed;
       }
-      ++probed;
     }
   }
-  BOOST_TEST(probed > 30);
+  BOOST_TEST(probed + without_tolerance >= 62);  // the six lessons' claims
+  BOOST_TEST(probed > 55);
+}
+
+// The comparison itself, on both sides of NaN and at the infinities.
+BOOST_AUTO_TEST_CASE(holds_has_one_nan_rule) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (auto c : {vl::Comparison::at_most, vl::Comparison::below, vl::Comparison::at_least, vl::Comparison::above, vl::Comparison::equal}) {
+    BOOST_TEST(!vl::holds(c, nan, 1.0));
+    BOOST_TEST(!vl::holds(c, 1.0, nan));
+    BOOST_TEST(!vl::holds(c, nan, nan));
+  }
+  BOOST_TEST(!vl::holds(vl::Comparison::at_most, inf, 1e300));
+  BOOST_TEST(vl::holds(vl::Comparison::at_least, inf, 1e300));
+  BOOST_TEST(vl::holds(vl::Comparison::equal, 0.0, -0.0));  // a difference of −0 is bit-identical too
 }

@@ -232,7 +232,8 @@ struct TempSpec {
   explicit TempSpec(const std::string& tolerance) {
     file = std::filesystem::temp_directory_path() / fmt::format("vl_boundaries_{}.md", ::getpid());
     std::ofstream(file) << "---\nlesson: tol\ntitle: T\nsources:\n  - s\n---\n\n```claim\nid: tol.one\nkind: bound\n"
-                        << "tolerance: " << tolerance << "\nstatement: s.\nsource: s\n```\n";
+                        << "tolerance: " << tolerance << (tolerance == "none" ? "" : "\ncompare: <=")
+                        << "\nstatement: s.\nsource: s\n```\n";
   }
   ~TempSpec() { std::filesystem::remove(file); }
 };

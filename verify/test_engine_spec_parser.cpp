@@ -24,6 +24,7 @@ print("hello")
 id: demo.first
 kind: identity
 tolerance: 1e-12
+compare: <=
 statement: Two things agree,
   on two lines.
 source: here
@@ -78,6 +79,7 @@ BOOST_AUTO_TEST_CASE(parses_a_good_spec) {
   BOOST_REQUIRE(spec.claims.size() == 1u);
   BOOST_TEST(spec.claims[0].statement == "Two things agree, on two lines.");
   BOOST_TEST(*spec.claims[0].tolerance == 1e-12);
+  BOOST_TEST((spec.claims[0].compare == vl::Comparison::at_most));
   BOOST_TEST(spec.claims[0].where.line == 11);
   BOOST_REQUIRE(spec.listings.size() == 1u);
   BOOST_TEST(spec.listings[0].arrays.size() == 1u);
@@ -100,28 +102,47 @@ BOOST_AUTO_TEST_CASE(refuses_bad_front_matter) {
 
 BOOST_AUTO_TEST_CASE(refuses_missing_or_duplicate_claim_ids) {
   expect_error(replace(kGood, "id: demo.first\n", ""), 11, "claim block has no 'id:'");
-  const std::string twice = replace(kGood, "```listing", "```claim\nid: demo.first\nkind: bound\ntolerance: 1\nstatement: s\nsource: s\n```\n```listing");
-  expect_error(twice, 19, "duplicate claim id 'demo.first' (first at line 11)");
+  const std::string twice = replace(kGood, "```listing", "```claim\nid: demo.first\nkind: bound\ntolerance: 1\ncompare: <=\nstatement: s\nsource: s\n```\n```listing");
+  expect_error(twice, 20, "duplicate claim id 'demo.first' (first at line 11)");
   expect_error(replace(kGood, "id: demo.first", "id: other.first"), 11, "does not start with the lesson id");
 }
 
 BOOST_AUTO_TEST_CASE(refuses_unknown_kinds_fields_and_rules) {
   expect_error(replace(kGood, "kind: identity", "kind: vibe"), 13, "unknown claim kind 'vibe'");
   expect_error(replace(kGood, "tolerance: 1e-12", "tolerance: small"), 14, "not a non-negative number");
-  expect_error(replace(kGood, "source: here", "sauce: here"), 17, "unknown field 'sauce'");
-  expect_error(replace(kGood, "line 2: bound 1e-12", "line 2: roughly"), 29, "unknown rule 'roughly'");
-  expect_error(replace(kGood, "line 2: bound 1e-12", "line 7: bound 1e-12"), 29, "the output has 2 lines");
-  expect_error(replace(kGood, "line 2: bound 1e-12 — a round-off residue", "line 2: bound 1e-12"), 29, "says why");
+  expect_error(replace(kGood, "source: here", "sauce: here"), 18, "unknown field 'sauce'");
+  expect_error(replace(kGood, "line 2: bound 1e-12", "line 2: roughly"), 30, "unknown rule 'roughly'");
+  expect_error(replace(kGood, "line 2: bound 1e-12", "line 7: bound 1e-12"), 30, "the output has 2 lines");
+  expect_error(replace(kGood, "line 2: bound 1e-12 — a round-off residue", "line 2: bound 1e-12"), 30, "says why");
   expect_error(replace(kGood, "```claim\n", "```claims\n"), 11, "unknown block kind 'claims'");
+}
+
+// The comparison is the spec's, spelled one way each; a number needs one, none refuses one.
+BOOST_AUTO_TEST_CASE(parses_and_refuses_the_comparison) {
+  const auto with = [](const std::string& c) {
+    return *vl::parse_spec(write_spec(replace(kGood, "compare: <=", "compare: " + c))).claims[0].compare;
+  };
+  BOOST_TEST((with("<=") == vl::Comparison::at_most));
+  BOOST_TEST((with("<") == vl::Comparison::below));
+  BOOST_TEST((with(">=") == vl::Comparison::at_least));
+  BOOST_TEST((with(">") == vl::Comparison::above));
+  BOOST_TEST((with("==") == vl::Comparison::equal));
+  for (auto c : {vl::Comparison::at_most, vl::Comparison::below, vl::Comparison::at_least, vl::Comparison::above, vl::Comparison::equal})
+    BOOST_TEST((with(vl::to_string(c)) == c));  // to_string writes what the parser reads
+  expect_error(replace(kGood, "compare: <=", "compare: ≤"), 15, "unknown comparison '≤' (known: <=, <, >=, >, ==)");
+  expect_error(replace(kGood, "compare: <=", "compare: =<"), 15, "unknown comparison '=<'");
+  expect_error(replace(kGood, "compare: <=\n", ""), 11, "claim 'demo.first' has a tolerance but no 'compare:'");
+  expect_error(replace(kGood, "tolerance: 1e-12", "tolerance: none"), 15, "has 'tolerance: none' and a 'compare:'");
+  expect_error(replace(kGood, "compare: <=", "compare: <=\ncompare: <"), 16, "field 'compare' given twice");
 }
 
 BOOST_AUTO_TEST_CASE(refuses_output_for_unknown_listing_and_unterminated_blocks) {
   expect_error(replace(replace(kGood, "```output demo.main", "```output demo.other"), "```rules demo.main", "```rules demo.other"),
-               24, "output block for unknown listing 'demo.other'");
-  expect_error(replace(kGood, "```rules demo.main", "```rules demo.nothing"), 28, "comes before (or without) its output");
+               25, "output block for unknown listing 'demo.other'");
+  expect_error(replace(kGood, "```rules demo.main", "```rules demo.nothing"), 29, "comes before (or without) its output");
   std::string open = kGood;
   open = open.substr(0, open.rfind("```"));
-  expect_error(open, 28, "is not closed");
+  expect_error(open, 29, "is not closed");
 }
 
 BOOST_AUTO_TEST_CASE(refuses_a_missing_file) {
@@ -131,23 +152,23 @@ BOOST_AUTO_TEST_CASE(refuses_a_missing_file) {
 // The engine reads blocks only from "```" at the start of a line. A fence that Markdown would
 // show as a block but the engine would not read is refused, naming its line (specs/README.md).
 BOOST_AUTO_TEST_CASE(refuses_fences_the_engine_does_not_read) {
-  const std::string claim = "id: demo.second\nkind: bound\ntolerance: 1\nstatement: s\nsource: s\n";
-  expect_error(std::string(kGood) + "\n~~~claim\n" + claim + "~~~\n", 32, "'~~~claim': the engine reads only fences of three backticks; write '```claim'");
-  expect_error(std::string(kGood) + "\n  ```claim\n" + claim + "  ```\n", 32, "fence '```claim' is indented by 2 space(s)");
+  const std::string claim = "id: demo.second\nkind: bound\ntolerance: 1\ncompare: <=\nstatement: s\nsource: s\n";
+  expect_error(std::string(kGood) + "\n~~~claim\n" + claim + "~~~\n", 33, "'~~~claim': the engine reads only fences of three backticks; write '```claim'");
+  expect_error(std::string(kGood) + "\n  ```claim\n" + claim + "  ```\n", 33, "fence '```claim' is indented by 2 space(s)");
   // 1 to 3 spaces is a fence to Markdown, 4 is code: the range's ends, for any info string.
-  expect_error(std::string(kGood) + "\n   ```claim\n" + claim + "   ```\n", 32, "fence '```claim' is indented by 3 space(s)");
-  expect_error(std::string(kGood) + "\n   ```python\nx = 1\n   ```\n", 32, "fence '```python' is indented by 3 space(s)");
-  expect_error(std::string(kGood) + "\n ```python\nx = 1\n ```\n", 32, "fence '```python' is indented by 1 space(s)");
-  expect_error(std::string(kGood) + "\n    ```claim\n" + claim + "    ```\n", 32, "is indented by 4 or more columns: Markdown may show it as a claim block");
-  expect_error(std::string(kGood) + "\n\t```listing\n\t```\n", 32, "is indented by 4 or more columns");
-  expect_error(std::string(kGood) + "\n- a list item\n\n  - ```claim\n", 34, "is inside a list item or block quote");
-  expect_error(std::string(kGood) + "\n> ```rules demo.main\n", 32, "is inside a list item or block quote: Markdown may show it as a rules block");
-  expect_error(replace(replace(kGood, "```output demo.main", "~~~output demo.main"), "b: 3.33e-16\n```", "b: 3.33e-16\n~~~"), 24,
+  expect_error(std::string(kGood) + "\n   ```claim\n" + claim + "   ```\n", 33, "fence '```claim' is indented by 3 space(s)");
+  expect_error(std::string(kGood) + "\n   ```python\nx = 1\n   ```\n", 33, "fence '```python' is indented by 3 space(s)");
+  expect_error(std::string(kGood) + "\n ```python\nx = 1\n ```\n", 33, "fence '```python' is indented by 1 space(s)");
+  expect_error(std::string(kGood) + "\n    ```claim\n" + claim + "    ```\n", 33, "is indented by 4 or more columns: Markdown may show it as a claim block");
+  expect_error(std::string(kGood) + "\n\t```listing\n\t```\n", 33, "is indented by 4 or more columns");
+  expect_error(std::string(kGood) + "\n- a list item\n\n  - ```claim\n", 35, "is inside a list item or block quote");
+  expect_error(std::string(kGood) + "\n> ```rules demo.main\n", 33, "is inside a list item or block quote: Markdown may show it as a rules block");
+  expect_error(replace(replace(kGood, "```output demo.main", "~~~output demo.main"), "b: 3.33e-16\n```", "b: 3.33e-16\n~~~"), 25,
                "'~~~output demo.main': the engine reads only fences of three backticks; write '```output'");
-  expect_error(std::string(kGood) + "\n~~~python\nprint(1)\n~~~\n", 32, "write '```python'");
+  expect_error(std::string(kGood) + "\n~~~python\nprint(1)\n~~~\n", 33, "write '```python'");
   expect_error(replace(kGood, "```claim\n", "````claim\n"), 11, "exactly three backticks");
   // Markdown ends a block at an indented closing fence; the engine would read on.
-  expect_error(replace(kGood, "source: here\n```", "source: here\n  ```"), 18, "ends the block for Markdown but not for the engine");
+  expect_error(replace(kGood, "source: here\n```", "source: here\n  ```"), 19, "ends the block for Markdown but not for the engine");
 }
 
 BOOST_AUTO_TEST_CASE(other_fences_and_indented_code_are_prose) {
@@ -159,8 +180,8 @@ BOOST_AUTO_TEST_CASE(other_fences_and_indented_code_are_prose) {
   BOOST_TEST(spec.claims.size() == 1u);
   BOOST_REQUIRE(!spec.blocks.empty());
   BOOST_TEST((spec.blocks.back().kind == vl::BlockKind::prose));
-  BOOST_TEST(spec.blocks.back().first_line == 31);
-  BOOST_TEST(spec.blocks.back().last_line == 40);
+  BOOST_TEST(spec.blocks.back().first_line == 32);
+  BOOST_TEST(spec.blocks.back().last_line == 41);
 }
 
 BOOST_AUTO_TEST_CASE(parses_the_claim_subject) {
@@ -172,9 +193,9 @@ BOOST_AUTO_TEST_CASE(parses_the_claim_subject) {
   BOOST_TEST((with("computation") == vl::ClaimSubject::computation));
   BOOST_TEST(vl::to_string(vl::ClaimSubject::our_code) == "our-code");
   BOOST_TEST(vl::to_string(vl::ClaimSubject::computation) == "computation");
-  expect_error(replace(kGood, "source: here\n", "source: here\nsubject: ours\n"), 18,
+  expect_error(replace(kGood, "source: here\n", "source: here\nsubject: ours\n"), 19,
                "unknown claim subject 'ours' (known: computation, our-code)");
-  expect_error(replace(kGood, "source: here\n", "source: here\nsubject: our-code\nsubject: computation\n"), 19,
+  expect_error(replace(kGood, "source: here\n", "source: here\nsubject: our-code\nsubject: computation\n"), 20,
                "field 'subject' given twice");
 }
 
@@ -183,9 +204,9 @@ BOOST_AUTO_TEST_CASE(parses_the_claim_subject) {
 BOOST_AUTO_TEST_CASE(records_the_blocks_and_their_lines) {
   const vl::Spec spec = vl::parse_spec(write_spec(replace(kGood, "```\n```listing", "```\n\n```listing") + "\nThe end.\n"));
   struct Expected { vl::BlockKind kind; int first, last; std::size_t index; };
-  const std::vector<Expected> expected{{vl::BlockKind::prose, 7, 10, 0}, {vl::BlockKind::claim, 11, 18, 0},
-      {vl::BlockKind::listing, 20, 24, 0}, {vl::BlockKind::output, 25, 28, 0}, {vl::BlockKind::rules, 29, 31, 0},
-      {vl::BlockKind::prose, 32, 33, 0}};
+  const std::vector<Expected> expected{{vl::BlockKind::prose, 7, 10, 0}, {vl::BlockKind::claim, 11, 19, 0},
+      {vl::BlockKind::listing, 21, 25, 0}, {vl::BlockKind::output, 26, 29, 0}, {vl::BlockKind::rules, 30, 32, 0},
+      {vl::BlockKind::prose, 33, 34, 0}};
   BOOST_REQUIRE(spec.blocks.size() == expected.size());
   for (std::size_t k = 0; k < expected.size(); ++k) {
     BOOST_TEST_CONTEXT("block " << k) {
@@ -197,7 +218,7 @@ BOOST_AUTO_TEST_CASE(records_the_blocks_and_their_lines) {
   }
   BOOST_TEST(spec.blocks[0].text == "Prose with $$x^2$$ and a code block that is not a claim:\n```python\nprint(\"hello\")\n```\n");
   BOOST_TEST(spec.blocks[2].text == "```listing\nid: demo.main\nfunction: vl::demo\narray: Y = demo/main.Y.npy, abs 1e-12\n```\n");
-  BOOST_TEST(spec.blocks[4].rule_lines == std::vector<int>{30}, boost::test_tools::per_element());
+  BOOST_TEST(spec.blocks[4].rule_lines == std::vector<int>{31}, boost::test_tools::per_element());
   BOOST_TEST(spec.blocks[4].first_rule == 0u);
   BOOST_TEST(spec.blocks[5].text == "\nThe end.\n");
 }

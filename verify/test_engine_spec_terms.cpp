@@ -26,7 +26,7 @@ struct TempSpec {
   std::filesystem::path file;
   explicit TempSpec(const std::string& terms_line) {
     file = std::filesystem::temp_directory_path() / fmt::format("vl_terms_{}.md", ::getpid());
-    std::ofstream(file) << "---\nlesson: t\ntitle: T\nsources:\n  - s\n---\n\n```claim\nid: t.one\nkind: bound\ntolerance: 0\n"
+    std::ofstream(file) << "---\nlesson: t\ntitle: T\nsources:\n  - s\n---\n\n```claim\nid: t.one\nkind: bound\ntolerance: 0\ncompare: ==\n"
                         << "statement: s.\nsource: s\n" << terms_line << "```\n";
   }
   ~TempSpec() { std::filesystem::remove(file); }

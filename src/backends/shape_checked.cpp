@@ -10,12 +10,12 @@ namespace vl::backends {
 
 namespace {
 
-// Throws std::runtime_error unless `got` has the `want` shape.
+// Throws WrongShape unless `got` has the `want` shape.
 template <class E>
 void expect(const Backend& b, const char* what, const E& got, const std::vector<std::size_t>& want) {
   const std::vector<std::size_t> shape(got.shape().begin(), got.shape().end());
   if (shape != want)
-    throw std::runtime_error(fmt::format("backend '{}' returned {} of shape ({}); the operation defines ({})", b.name(), what,
+    throw WrongShape(fmt::format("backend '{}' returned {} of shape ({}); the operation defines ({})", b.name(), what,
                                          fmt::join(shape, ", "), fmt::join(want, ", ")));
 }
 

@@ -7,6 +7,14 @@
 
 namespace vl::backends {
 
+/// A backend returned a result whose shape is not the one its operation defines. A check may
+/// catch it to count the call as answered wrongly (a layer that should have refused its input
+/// but returned a result); the audit reports it uncaught as an error of the backend.
+class WrongShape : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class ShapeChecked : public Decorator {
  public:
   explicit ShapeChecked(std::shared_ptr<const Backend> base);

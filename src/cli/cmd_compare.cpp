@@ -6,7 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "core/errors.hpp"
-#include "numeric/allclose.hpp"
+#include "numeric/compare.hpp"
 #include "numeric/npy.hpp"
 
 namespace vl::cli {
@@ -36,7 +36,7 @@ void add_compare_command(CLI::App& app) {
       throw InputError(fmt::format("{} has shape {} but {} has shape {}: cannot compare", args->actual,
                                    shape_string(a.shape), args->expected, shape_string(b.shape)));
     }
-    const Closeness c = allclose(a.values, b.values, args->rtol, args->atol);
+    const Closeness c = closeness(a.values, b.values, args->rtol, args->atol);
     fmt::print("elements:      {} ({} vs {})\n", a.size(), a.dtype, b.dtype);
     fmt::print("max abs error: {:.3g}\n", c.max_abs_error);
     fmt::print("max rel error: {:.3g}\n", c.max_rel_error);

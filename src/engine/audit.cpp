@@ -16,9 +16,10 @@
 #include "backends/shape_checked.hpp"
 #include "core/errors.hpp"
 #include "engine/golden_manifest.hpp"
+#include "engine/verdict.hpp"
 #include "kernels/cpu_info.hpp"
 #include "numeric/npy.hpp"
-#include "numeric/numpy_compare.hpp"
+#include "numeric/compare.hpp"
 
 namespace vl {
 
@@ -97,26 +98,30 @@ bool selected(const std::vector<std::string>& select, const std::string& lesson,
 }
 
 // One negative control: the claim's check against the broken backend, or (a claim about our
-// code) the control's own run. A control that throws has refused the broken variant outright,
-// unless what it threw says an operation is missing: a control must be able to run.
-ControlResult run_control(const ClaimCheck& check, const NegativeControl& control, const CheckContext& audited) {
+// code) the control's own run, judged by the engine as the claim is. A control is rejected only
+// by its claim's measure: one that throws (an operation missing, a result of the wrong shape,
+// anything) did not run, and is an error of the audit, never a rejection. A claim that is about
+// refusing bad input counts the refusals in its check (attention.config-checked,
+// encoder-decoder.residual-keeps-width), so nothing it expects escapes as an exception.
+ControlResult run_control(const Claim& claim, const ClaimCheck& check, const NegativeControl& control, const CheckContext& audited) {
   ControlResult cr;
   cr.name = control.name;
   try {
     const backends::ShapeChecked broken(control.backend ? control.backend : backends::plain());
     const CheckContext ctx{control.backend ? static_cast<const backends::Backend&>(broken) : audited.backend, audited.goldens,
-                           audited.tolerance};
+                           audited.settled_failing};
     const Measurement m = control.backend ? check.run(ctx) : control.run(ctx);
-    cr.rejected = !m.passed;
+    cr.rejected = !passes(claim, m);
     cr.value = m.value;
     cr.detail = m.detail;
     cr.series = m.series;
+    cr.unmet = m.unmet;
   } catch (const backends::Unsupported& e) {
     cr.error = fmt::format("the control could not run: {}", e.what());
     cr.detail = cr.error;
   } catch (const std::exception& e) {
-    cr.rejected = true;  // the broken variant was refused outright
-    cr.detail = fmt::format("rejected by an exception: {}", e.what());
+    cr.error = fmt::format("the control threw, so its claim's measure never judged it: {}", e.what());
+    cr.detail = cr.error;
   }
   return cr;
 }
@@ -130,7 +135,8 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
     r.why = "no check verifies this claim";
     return r;
   }
-  const CheckContext ctx{backend, goldens, claim.tolerance.value_or(0.0)};
+  // The engine's comparison, for a check that may end a sweep once a partial value fails.
+  const CheckContext ctx{backend, goldens, [&claim](double v) { return !passes(claim, Measurement{v, {}}); }};
   const bool about_our_code = claim.subject == ClaimSubject::our_code;
   r.status = Status::passed;
   for (const ClaimCheck* check : checks) {
@@ -142,6 +148,7 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
     } else {
       try {
         c.measured = check->run(ctx);
+        c.passed = passes(claim, c.measured);
       } catch (const backends::Unsupported& e) {
         // A candidate that has the operation may still lack an option of it, in its own words
         // ("unsupported: ...") or because vl-candidate/1 cannot carry it: not applicable.
@@ -162,16 +169,16 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
         r.status = Status::not_applicable;
         r.why = not_applicable;
       }
-    } else if (!c.measured.passed && (r.status == Status::passed || r.status == Status::not_applicable)) {
+    } else if (!c.passed && (r.status == Status::passed || r.status == Status::not_applicable)) {
       r.status = Status::failed;
-      r.why = fmt::format("check '{}' failed: {}", c.name, c.measured.detail);
+      r.why = fmt::format("check '{}' failed ({}): {}", c.name, judged(claim, c.measured), c.measured.detail);
     }
     if (check->controls.empty() && (r.status == Status::passed || r.status == Status::not_applicable)) {
       r.status = Status::vacuous;
       r.why = fmt::format("check '{}' has no negative control", c.name);
     }
     for (const auto& control : check->controls) {
-      ControlResult cr = run_control(*check, control, ctx);
+      ControlResult cr = run_control(claim, *check, control, ctx);
       if (!cr.error.empty() && r.status != Status::error) {
         r.status = Status::error;
         r.why = fmt::format("control '{}': {}", cr.name, cr.error);
@@ -206,8 +213,7 @@ ArrayResult compare_array(const std::filesystem::path& golden_dir, const ArrayGo
                            fmt::join(expected.shape(), ", "));
     r.max_abs_error = INFINITY;
   } else {
-    const double diff = numpy::max_abs_diff(expected, produced);
-    const double worst = std::isnan(diff) ? INFINITY : diff;  // a NaN is never within tolerance
+    const double worst = max_abs_diff(produced, expected);  // a NaN only matches a NaN (numeric/compare.hpp)
     r.max_abs_error = worst;
     r.passed = worst <= golden.abs_tolerance;
     r.detail = fmt::format("max |produced − golden| = {:.2e} (tolerance {:.0e})", worst, golden.abs_tolerance);

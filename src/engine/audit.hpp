@@ -32,16 +32,18 @@ struct AuditOptions {
 
 struct ControlResult {
   std::string name;
-  bool rejected = false;
-  std::string error;                   // the control could not run (its backend lacks an operation)
+  bool rejected = false;               // the engine's verdict on its measurement was a fail
+  std::string error;                   // the control could not run (it lacks an operation, or threw)
   double value = 0;
   std::string detail;
   std::vector<Series> series;
+  std::vector<std::string> unmet;      // the claim's conditions besides its value that failed (Measurement::unmet)
 };
 
 struct CheckResult {
   std::string name;
   Measurement measured;
+  bool passed = false;                 // the engine's verdict on `measured` (engine/verdict.hpp)
   std::string not_applicable;          // why the audited backend could not run it (else empty)
   std::vector<ControlResult> controls;
   std::string error;                   // the check threw: the message

@@ -31,22 +31,39 @@ struct Series {
   std::string formula_of;
 };
 
-/// What a check measured: its value (a max error, a count, a ratio...), compared with the
-/// claim's tolerance from the spec, and the verdict; `detail` says it in words, `series` (often
+/// What a check measured: its value (a max error, a count, a ratio...), which the engine
+/// compares with the claim's tolerance in the claim's direction (spec: `compare:`;
+/// engine/verdict.hpp), never the check itself; `detail` says it in words, `series` (often
 /// empty) gives the numbers behind it, the first series being the abscissa of the others.
+/// `unmet` lists the conditions of the claim other than its value that the check found false
+/// (a later position that never moved, so the inputs could not show a leak; nothing compared):
+/// any one fails the claim, whatever the value. A claim with `tolerance: none` is judged by them
+/// alone.
 struct Measurement {
   double value = 0;
-  bool passed = false;
   std::string detail;
-  std::vector<Series> series{};  // {} also spares the 3-field {value, passed, detail} initialisers a warning
+  std::vector<Series> series{};       // {} spares the {value, detail} initialisers a warning
+  std::vector<std::string> unmet{};
+
+  /// Records `what` as unmet unless `condition` holds; returns *this for chaining.
+  Measurement& require(bool condition, std::string what) {
+    if (!condition) unmet.push_back(std::move(what));
+    return *this;
+  }
+  /// A measurement that could not be made (a result of the wrong shape, inputs that tested
+  /// nothing): `why` is both its detail and its unmet condition, so it fails in any direction.
+  static Measurement failing(double value, std::string why) { return {value, why, {}, {why}}; }
 };
 
-/// What a check runs with: the implementation it judges, where the audited root keeps its
-/// goldens, and the tolerance its claim states in the spec (0 when the claim says none).
+/// What a check runs with: the implementation it judges and where the audited root keeps its
+/// goldens. A check never sees its claim's tolerance: it measures, the engine judges.
+/// `settled_failing` is the engine's own comparison, for a check that sweeps growing inputs and
+/// may stop once a partial value already fails (the chunked-cost sweeps): it answers whether the
+/// value fails the claim; the check still returns what it measured.
 struct CheckContext {
   const backends::Backend& backend;
   std::filesystem::path goldens;  // reference_outputs/ of the audited root
-  double tolerance = 0;
+  std::function<bool(double)> settled_failing = [](double) { return false; };
 };
 using CheckFn = std::function<Measurement(const CheckContext&)>;
 

@@ -35,6 +35,7 @@ nlohmann::json claim_json(const ClaimResult& c) {
                       {"statement", c.claim.statement},
                       {"source", c.claim.source},
                       {"tolerance", c.claim.tolerance_text},
+                      {"compare", c.claim.compare ? nlohmann::json(to_string(*c.claim.compare)) : nlohmann::json()},
                       {"subject", to_string(c.claim.subject)},
                       {"status", to_string(c.status)},
                       {"why", c.why},
@@ -44,15 +45,16 @@ nlohmann::json claim_json(const ClaimResult& c) {
     const bool ran = ch.not_applicable.empty() && ch.error.empty();
     nlohmann::json cj = {{"name", ch.name},
                          {"measured", ran ? number(ch.measured.value) : nlohmann::json()},
-                         {"passed", ran && ch.measured.passed},
+                         {"passed", ran && ch.passed},
                          {"detail", ch.measured.detail},
+                         {"unmet", ch.measured.unmet},
                          {"series", series_json(ch.measured.series)},
                          {"error", ch.error},
                          {"not_applicable", ch.not_applicable},
                          {"controls", nlohmann::json::array()}};
     for (const auto& ctl : ch.controls)
       cj["controls"].push_back({{"name", ctl.name}, {"rejected", ctl.rejected}, {"measured", number(ctl.value)}, {"detail", ctl.detail},
-                                {"error", ctl.error}, {"series", series_json(ctl.series)}});
+                                {"error", ctl.error}, {"unmet", ctl.unmet}, {"series", series_json(ctl.series)}});
     j["checks"].push_back(cj);
   }
   return j;

@@ -4,7 +4,7 @@
 // The spec is Markdown that reads on its own. Between the prose it holds fenced blocks whose
 // info string names their kind (format described in specs/README.md):
 //
-//   ```claim            id, kind, tolerance, source, statement, subject (one claim of the lesson)
+//   ```claim            id, kind, tolerance, compare, source, statement, subject, terms (one claim)
 //   ```listing          id, function, parameters, source, arrays (one listing and its C++ twin)
 //   ```output <id>      the listing's documented output, verbatim
 //   ```rules <id>       comparison rules of the lines/numbers of that output that are not exact
@@ -44,13 +44,21 @@ struct TermGap {
   std::string note;  // the words in parentheses after it, e.g. "issue 19"
 };
 
-/// One claim of a lesson. `tolerance` is the number the check compares its measured value with
-/// (an absolute error, a bound, ...); "0" means bit-identical and "none" a pass/fail property.
+/// How a claim's measured value m must stand to its tolerance t (the spec's `compare:`):
+/// `<=` m ≤ t (within t), `<` m < t (below t), `>=` m ≥ t (at least t), `>` m > t (above t),
+/// `==` m = t (bit-identical: a difference of exactly 0, a count of exactly t).
+enum class Comparison { at_most, below, at_least, above, equal };
+std::string to_string(Comparison c);  // "<=", "<", ">=", ">", "==" (the engine judges: engine/verdict.hpp)
+
+/// One claim of a lesson. `tolerance` is the number the engine compares the check's measured
+/// value with (an absolute error, a bound, ...), in the direction `compare` names; "none" is a
+/// pass/fail property, judged by the conditions the check reports (Measurement::unmet) alone.
 struct Claim {
   std::string id;
   ClaimKind kind = ClaimKind::invariant;
   std::optional<double> tolerance;
   std::string tolerance_text;
+  std::optional<Comparison> compare;  // present exactly when tolerance is a number
   std::string statement;
   std::string source;
   ClaimSubject subject = ClaimSubject::computation;

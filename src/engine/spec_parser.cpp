@@ -38,6 +38,17 @@ std::string to_string(ClaimSubject subject) {
   return "?";
 }
 
+std::string to_string(Comparison c) {
+  switch (c) {
+    case Comparison::at_most: return "<=";
+    case Comparison::below: return "<";
+    case Comparison::at_least: return ">=";
+    case Comparison::above: return ">";
+    case Comparison::equal: return "==";
+  }
+  return "?";
+}
+
 std::string to_string(BlockKind kind) {
   switch (kind) {
     case BlockKind::prose: return "prose";
@@ -384,7 +395,9 @@ class Parser {
   void claim(std::size_t open, const std::vector<std::string>& body) {
     Claim c;
     c.where = at(open);
-    for (const auto& [key, v] : fields(open, body, {"id", "kind", "tolerance", "statement", "source", "subject", "terms"})) {
+    std::size_t compare_line = open;
+    for (const auto& [key, v] :
+         fields(open, body, {"id", "kind", "tolerance", "compare", "statement", "source", "subject", "terms"})) {
       const auto& [value, index] = v;
       if (key == "id") c.id = value;
       else if (key == "statement") c.statement = value;
@@ -417,10 +430,24 @@ class Parser {
             fail(index, fmt::format("tolerance '{}' is not a non-negative number or 'none' (a finite one)", value));
           c.tolerance = t;
         }
+      } else if (key == "compare") {
+        static const std::map<std::string, Comparison> comparisons{{"<=", Comparison::at_most}, {"<", Comparison::below},
+            {">=", Comparison::at_least}, {">", Comparison::above}, {"==", Comparison::equal}};
+        const auto it = comparisons.find(value);
+        if (it == comparisons.end())
+          fail(index, fmt::format("unknown comparison '{}' (known: <=, <, >=, >, ==)", value));
+        c.compare = it->second;
+        compare_line = index;
       }
     }
     require_id(open, c.id, "claim");
     if (c.tolerance_text.empty()) fail(open, fmt::format("claim '{}' has no 'tolerance:' (a number, 0 for bit-identical, or none)", c.id));
+    if (c.tolerance && !c.compare)
+      fail(open, fmt::format("claim '{}' has a tolerance but no 'compare:' (<=, <, >=, > or ==: how its measured value must "
+                             "stand to {})", c.id, c.tolerance_text));
+    if (!c.tolerance && c.compare)
+      fail(compare_line, fmt::format("claim '{}' has 'tolerance: none' and a 'compare:': a pass/fail property has no number to "
+                                     "compare with", c.id));
     if (c.statement.empty()) fail(open, fmt::format("claim '{}' has no 'statement:'", c.id));
     if (c.source.empty()) fail(open, fmt::format("claim '{}' has no 'source:'", c.id));
     if (const Claim* prev = spec_.find_claim(c.id))

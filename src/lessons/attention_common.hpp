@@ -12,7 +12,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "backends/backend.hpp"
-#include "lessons/measure.hpp"
+#include "numeric/compare.hpp"
 #include "kernels/heads_attention.hpp"
 #include "numeric/numpy_random.hpp"
 

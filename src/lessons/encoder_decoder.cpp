@@ -11,7 +11,7 @@
 
 #include "kernels/decoder_layer.hpp"
 #include "kernels/encoder_layer.hpp"
-#include "lessons/measure.hpp"
+#include "numeric/compare.hpp"
 #include "numeric/torch_transformer_init.hpp"
 
 namespace vl::lessons::encoder_decoder {
@@ -47,9 +47,9 @@ ListingOutput listing_main(const ListingContext& ctx) {
   ListingOutput out;
   const xt::xarray<double> memory0 = xt::view(memory, 0), out0 = xt::view(out_dec, 0);
   out.lines.push_back(fmt::format("encoder, {} strati: nn.TransformerEncoder contro LayerNorm(x + Sottostrato(x)) per esteso, "
-                                  "differenza massima = {:.1e}", n_layers, max_diff(golden(ctx.goldens, "main.memory.npy"), memory0)));
+                                  "differenza massima = {:.1e}", n_layers, max_abs_diff(golden(ctx.goldens, "main.memory.npy"), memory0)));
   out.lines.push_back(fmt::format("decoder, {} strati: nn.TransformerDecoder contro LayerNorm(x + Sottostrato(x)) per esteso, "
-                                  "differenza massima = {:.1e}", n_layers, max_diff(golden(ctx.goldens, "main.out.npy"), out0)));
+                                  "differenza massima = {:.1e}", n_layers, max_abs_diff(golden(ctx.goldens, "main.out.npy"), out0)));
   const std::size_t attn = 4 * d * d + 4 * d, ffn = 2 * d * d_ff + d_ff + d, ln = 2 * d;
   out.lines.push_back(fmt::format("parametri per strato: encoder {} = {} + {} + 2*{}, decoder {} = 2*{} + {} + 3*{}",
                                   torch_rng::parameter_count(m.encoder[0]), attn, ffn, ln, torch_rng::parameter_count(m.decoder[0]), attn,

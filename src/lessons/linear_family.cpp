@@ -21,7 +21,7 @@
 #include "kernels/matmul.hpp"
 #include "lessons/linear_family.hpp"
 #include "lessons/linear_rnn.hpp"
-#include "lessons/measure.hpp"
+#include "numeric/compare.hpp"
 #include "numeric/numpy_random.hpp"
 
 namespace vl::lessons::linear_family {
@@ -63,7 +63,7 @@ template <class A, class B>
 double relative(const A& a, const B& b) {
   double scale = 0;
   for (auto x : b) scale = worse(scale, std::fabs(double(x)));
-  return max_diff(a, b) / (scale > 0 ? scale : 1.0);
+  return max_abs_diff(a, b) / (scale > 0 ? scale : 1.0);
 }
 
 template <class T>
@@ -136,8 +136,8 @@ FamilyInputs<double> to_double(const FamilyInputs<float>& in) {
   return d;
 }
 
-Measurement verdict(const Worst& w, double tolerance, const std::string& what) {
-  return {w.value, w.value <= tolerance,
+Measurement measured(const Worst& w, const std::string& what) {
+  return {w.value,
           fmt::format("largest relative gap {:.2e} ({}); per rule: {}; {}", w.value, w.where, w.rules(), what)};
 }
 
@@ -240,7 +240,7 @@ Measurement forms_agree(const CheckContext& ctx) {
       series.back().values.push_back(at_n);
     }
   }
-  Measurement m = verdict(w, ctx.tolerance, "outputs and present states of each form against ONNX's recurrence, float64");
+  Measurement m = measured(w, "outputs and present states of each form against ONNX's recurrence, float64");
   m.series = std::move(series);
   return m;
 }
@@ -256,7 +256,7 @@ Measurement forms_agree_float32(const CheckContext& ctx) {
         w.see(gap(run(ctx.backend, in, rule, f.form, f.chunk), want), rule,
               fmt::format("{}, {}, {}", to_string(rule), f.name(), shape_name(kShapes[i])));
     }
-  return verdict(w, ctx.tolerance, "float32 forms against the float64 recurrence on the same inputs");
+  return measured(w, "float32 forms against the float64 recurrence on the same inputs");
 }
 
 Measurement chunk_invariant(const CheckContext& ctx) {
@@ -269,7 +269,7 @@ Measurement chunk_invariant(const CheckContext& ctx) {
         w.see(gap(run(ctx.backend, in, rule, FamilyForm::chunked, c), at64), rule,
               fmt::format("{}, chunk {} against 64, {}", to_string(rule), c, shape_name(kShapes[i])));
     }
-  return verdict(w, ctx.tolerance, "the chunked form at every chunk size against chunk_size 64 (ONNX's hint)");
+  return measured(w, "the chunked form at every chunk size against chunk_size 64 (ONNX's hint)");
 }
 
 Measurement state_continuation(const CheckContext& ctx) {
@@ -310,7 +310,7 @@ Measurement state_continuation(const CheckContext& ctx) {
         w.see(gap(got, expect), rule, at + ": one decode step against ONNX's update");
       }
     }
-  return verdict(w, ctx.tolerance, "prefill + continue against one pass, present_state against the recurrence, one decode step");
+  return measured(w, "prefill + continue against one pass, present_state against the recurrence, one decode step");
 }
 
 Measurement reductions(const CheckContext& ctx) {
@@ -333,7 +333,7 @@ Measurement reductions(const CheckContext& ctx) {
       w.see(relative(still.state, *in.past), UpdateRule::delta, "delta with β = 0: present_state against past_state, " + at);
     }
   }
-  return verdict(w, ctx.tolerance, "gated(g = 0) = linear, gated_delta(g = 0) = delta, delta(β = 0) keeps the state");
+  return measured(w, "gated(g = 0) = linear, gated_delta(g = 0) = delta, delta(β = 0) keeps the state");
 }
 
 Measurement delta_overwrites(const CheckContext& ctx) {
@@ -359,13 +359,13 @@ Measurement delta_overwrites(const CheckContext& ctx) {
       const xt::xtensor<double, 1> last = xt::view(in.v, 0, 0, m + i), first = xt::view(in.v, 0, 0, i);
       const xt::xtensor<double, 1> read_d = xt::linalg::dot(xt::transpose(xt::view(d.state, 0, 0)), xt::row(keys, i));
       const xt::xtensor<double, 1> read_l = xt::linalg::dot(xt::transpose(xt::view(l.state, 0, 0)), xt::row(keys, i));
-      w.see(max_diff(read_d, last), UpdateRule::delta, fmt::format("delta, {}, key {}: read against its last value", f.name(), i));
-      w.see(max_diff(read_l, xt::xtensor<double, 1>(first + last)), UpdateRule::linear,
+      w.see(max_abs_diff(read_d, last), UpdateRule::delta, fmt::format("delta, {}, key {}: read against its last value", f.name(), i));
+      w.see(max_abs_diff(read_l, xt::xtensor<double, 1>(first + last)), UpdateRule::linear,
             fmt::format("linear, {}, key {}: read against the sum of its values", f.name(), i));
-      linear_from_last = std::max(linear_from_last, max_diff(read_l, last));
+      linear_from_last = std::max(linear_from_last, max_abs_diff(read_l, last));
     }
   }
-  return {w.value, w.value <= ctx.tolerance,
+  return {w.value,
           fmt::format("largest |read − expected| {:.2e} ({}); per rule: {}; the linear rule's read is {:.2f} from the last "
                       "value written",
                       w.value, w.where, w.rules(), linear_from_last)};
@@ -392,10 +392,10 @@ Measurement normalised_form(const CheckContext& ctx) {
       w.see(relative(got, want), UpdateRule::linear, fmt::format("{}, n = {}", f.name(), n));
     }
   }
-  return verdict(w, ctx.tolerance, "numerator over the last column against seed 000's normalised linear attention");
+  return measured(w, "numerator over the last column against seed 000's normalised linear attention");
 }
 
-Measurement chunked_linear_cost(const ChunkFor& chunk_for, double tolerance) {
+Measurement chunked_linear_cost(const ChunkFor& chunk_for, const CheckContext& ctx) {
   // Multiply-adds of our chunked kernel, one head, d_k = d_v = 64, per-head decay, at
   // n = 1024 … 65536; the slope of log(work) against log(n) between successive sizes, per rule,
   // and the present state's size at each n. A slope over the bound ends the sweep.
@@ -427,12 +427,13 @@ Measurement chunked_linear_cost(const ChunkFor& chunk_for, double tolerance) {
       prev[name] = work;
     }
     if (!row.empty()) rows.push_back(fmt::format("to n = {}: {}", n, fmt::join(row, ", ")));
-    if (worst > tolerance) break;
+    if (ctx.settled_failing(worst)) break;  // a slope already past the bound: the larger sizes cost, and settle nothing
   }
-  return {worst, worst <= tolerance && state_fixed,
+  Measurement m{worst,
           fmt::format("largest log-log slope of the counted multiply-adds {:.3f}; {}; present state {} elements at every n{}", worst,
                       fmt::join(rows, "; "), d * d, state_fixed ? "" : " — NOT: it changed with n"),
           series};
+  return m.require(state_fixed, "the present state's size changed with n");
 }
 
 }  // namespace vl::lessons::linear_family

@@ -35,7 +35,7 @@ Measurement normalised_form(const CheckContext& ctx);
 
 /// Our chunked kernel at a chunk size of its choosing for n tokens, its multiply-adds counted.
 using ChunkFor = std::function<std::size_t(std::size_t n)>;
-Measurement chunked_linear_cost(const ChunkFor& chunk_for, double tolerance);
+Measurement chunked_linear_cost(const ChunkFor& chunk_for, const CheckContext& ctx);
 
 Lesson lesson();
 

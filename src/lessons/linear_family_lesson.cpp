@@ -55,9 +55,9 @@ Lesson lesson() {
   l.checks.push_back({"linear-family.normalised-form", "seed 000's φ-normalised attention as the linear rule on [V | 1]",
                       normalised_form, {broken<ReadBeforeWrite>("a token reads the state before its own write")}});
   l.checks.push_back({"linear-family.chunked-linear-cost", "multiply-adds counted at n = 1024 … 65536, d = 64, chunk 64",
-                      [](const CheckContext& ctx) { return chunked_linear_cost([](std::size_t) { return 64; }, ctx.tolerance); },
+                      [](const CheckContext& ctx) { return chunked_linear_cost([](std::size_t) { return 64; }, ctx); },
                       {broken_code("chunks that grow with n (n / 16 tokens)", [](const CheckContext& ctx) {
-                        return chunked_linear_cost([](std::size_t n) { return n / 16; }, ctx.tolerance);
+                        return chunked_linear_cost([](std::size_t n) { return n / 16; }, ctx);
                       })}});
   return l;
 }

@@ -12,7 +12,7 @@
 #include "backends/backend.hpp"
 #include "kernels/feature_map.hpp"
 #include "kernels/linear_attention.hpp"
-#include "lessons/measure.hpp"
+#include "numeric/compare.hpp"
 #include "lessons/linear_rnn.hpp"
 #include "numeric/numpy_compare.hpp"
 #include "numeric/numpy_format.hpp"
@@ -171,19 +171,19 @@ Measurement forms_agree(const CheckContext& ctx) {
   for (const Case& c : kCases) {
     const Inputs in = draw_inputs(c.n, c.d_k, c.d_v, 1000 + c.n);
     const Matrix rec = b.linear_recurrent(in.pq, in.pk, in.v);
-    const double par = max_diff(b.linear_parallel(in.pq, in.pk, in.v), rec);
+    const double par = max_abs_diff(b.linear_parallel(in.pq, in.pk, in.v), rec);
     if (par > worst) { worst = par; where = fmt::format("parallel vs recurrent, n={} d_k={} d_v={}", c.n, c.d_k, c.d_v); }
     for (std::size_t chunk : chunk_sizes(c.n)) {
-      const double blk = max_diff(b.linear_chunked(in.pq, in.pk, in.v, chunk), rec);
+      const double blk = max_abs_diff(b.linear_chunked(in.pq, in.pk, in.v, chunk), rec);
       if (blk > worst) { worst = blk; where = fmt::format("chunked vs recurrent, n={} d_k={} d_v={} B={}", c.n, c.d_k, c.d_v, chunk); }
       ++compared;
     }
   }
-  return {worst, worst <= ctx.tolerance,
+  return {worst,
           fmt::format("max |difference| {:.2e} over {} shapes and {} chunk sizes; worst: {}", worst, kCases.size(), compared, where)};
 }
 
-Measurement state_size_fixed(const StateSizeAfter& state_size_after, double tolerance) {
+Measurement state_size_fixed(const StateSizeAfter& state_size_after) {
   const std::size_t d_k = 4, d_v = 5;
   std::size_t smallest = std::numeric_limits<std::size_t>::max(), largest = 0;
   std::vector<std::string> seen;
@@ -195,9 +195,9 @@ Measurement state_size_fixed(const StateSizeAfter& state_size_after, double tole
   }
   const double growth = double(largest - smallest);
   const bool expected = largest == d_v * d_k + d_k;
-  return {growth, growth <= tolerance && expected,
-          fmt::format("state elements after n tokens (d_k={}, d_v={}; d_v·d_k + d_k = {}): {}", d_k, d_v,
-                      d_v * d_k + d_k, fmt::join(seen, ", "))};
+  Measurement m{growth, fmt::format("state elements after n tokens (d_k={}, d_v={}; d_v·d_k + d_k = {}): {}", d_k, d_v,
+                                    d_v * d_k + d_k, fmt::join(seen, ", "))};
+  return m.require(expected, fmt::format("the largest state holds {} elements, not d_v·d_k + d_k = {}", largest, d_v * d_k + d_k));
 }
 
 Measurement phi_positive(const FeatureMap& phi) {
@@ -212,7 +212,7 @@ Measurement phi_positive(const FeatureMap& phi) {
   const Inputs in = draw_inputs(64, 16, 8, 7, phi);
   for (double p : in.pq) smallest = std::min(smallest, p);
   for (double p : in.pk) smallest = std::min(smallest, p);
-  return {smallest, smallest > 0,
+  return {smallest,
           fmt::format("min φ(x) = {:.3e} (at x = {}) over x in [-700, 700] and 2048 normal draws", smallest, at)};
 }
 
@@ -239,7 +239,7 @@ Measurement convex_combination(const CheckContext& ctx) {
     }
     return f;
   });
-  return {found.worst, found.worst <= ctx.tolerance,
+  return {found.worst,
           fmt::format("largest excursion outside the running min/max of the values, relative to max|v|: {:.2e} ({}); {}",
                       found.worst, found.where, found.forms())};
 }
@@ -264,25 +264,26 @@ Measurement causal(const CheckContext& ctx) {
         const Matrix out_b = form.run(b.pq, b.pk, b.v);
         const Matrix prefix_a = xt::view(out_a, xt::range(0, t + 1), xt::all());
         const Matrix prefix_b = xt::view(out_b, xt::range(0, t + 1), xt::all());
-        const double moved = max_diff(prefix_a, prefix_b);
+        const double moved = max_abs_diff(prefix_a, prefix_b);
         if (moved > f.worst) { f.worst = moved; f.where = fmt::format("{} form, n={}, tokens after t={} changed", form.name, c.n, t); }
         const Matrix after_a = xt::view(out_a, later, xt::all());
         const Matrix after_b = xt::view(out_b, later, xt::all());
-        if (max_diff(after_a, after_b) == 0) f.failure = fmt::format("{} form, n={}, t={}: outputs after t unchanged", form.name, c.n, t);
+        if (max_abs_diff(after_a, after_b) == 0) f.failure = fmt::format("{} form, n={}, t={}: outputs after t unchanged", form.name, c.n, t);
       }
     }
     return f;
   });
   const bool later_moved = found.failures.empty();
-  return {found.worst, found.worst <= ctx.tolerance && later_moved,
+  Measurement m{found.worst,
           fmt::format("largest change of an output at or before t when tokens after t change: {:.2e} ({}){}; {}", found.worst,
                       found.where,
                       later_moved ? "; outputs after t did change"
                                   : fmt::format("; BUT some output after t did not change ({})", fmt::join(found.failures, "; ")),
                       found.forms())};
+  return m.require(later_moved, fmt::format("an output after t did not change: {}", fmt::join(found.failures, "; ")));
 }
 
-Measurement chunked_cost_linear(const CountedChunkedForm& chunked, double tolerance) {
+Measurement chunked_cost_linear(const CountedChunkedForm& chunked) {
   // Count the multiply-adds of our chunked and parallel forms at n = 256 … 4096 (d_k = d_v = 16,
   // B = 32) and fit the growth exponent between successive doublings: 1 for linear work, 2 for
   // quadratic.
@@ -307,7 +308,7 @@ Measurement chunked_cost_linear(const CountedChunkedForm& chunked, double tolera
     prev_chunked = chunked_work;
     prev_parallel = parallel_work;
   }
-  return {worst_slope, worst_slope <= 1.0 + tolerance,
+  return {worst_slope,
           fmt::format("growth exponent of the chunked form's multiply-adds {:.3f} (parallel form: {:.3f}); {}", worst_slope,
                       parallel_slope, fmt::join(rows, "; ")),
           series};

@@ -36,14 +36,14 @@ using StateSizeAfter = std::function<std::size_t(std::size_t n, std::size_t d_k,
 /// φ(Q), φ(K) (n, d_k), V (n, d_v), chunk B → (n, d_v).
 using CountedChunkedForm = std::function<Matrix(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk)>;
 
-// The claims' predicates (tolerances come from the spec). Those taking a CheckContext judge
+// The claims' predicates: each measures, the engine judges the value against the spec. Those taking a CheckContext judge
 // its backend through its linear_* operations; the others judge our own code.
 Measurement forms_agree(const CheckContext& ctx);
-Measurement state_size_fixed(const StateSizeAfter& state_size_after, double tolerance);
+Measurement state_size_fixed(const StateSizeAfter& state_size_after);
 Measurement phi_positive(const FeatureMap& phi);
 Measurement convex_combination(const CheckContext& ctx);
 Measurement causal(const CheckContext& ctx);
-Measurement chunked_cost_linear(const CountedChunkedForm& chunked, double tolerance);
+Measurement chunked_cost_linear(const CountedChunkedForm& chunked);
 
 /// The lesson: listing and checks with their negative controls (linear_rnn_lesson.cpp).
 Lesson lesson();

@@ -69,9 +69,9 @@ Lesson lesson() {
                        broken<ParallelOneFutureToken>("mask lets one future token through")}});
 
   l.checks.push_back({"linear-rnn.state-size", "state elements after 1, 16, 256, 4096 tokens",
-                      [](const CheckContext& ctx) { return state_size_fixed(recurrent_state_size, ctx.tolerance); },
+                      [](const CheckContext&) { return state_size_fixed(recurrent_state_size); },
                       {broken_code("a KV cache instead of a state",
-                                   [](const CheckContext& ctx) { return state_size_fixed(kv_cache_size, ctx.tolerance); })}});
+                                   [](const CheckContext&) { return state_size_fixed(kv_cache_size); })}});
 
   l.checks.push_back({"linear-rnn.phi-positive", "φ over a grid of [-700, 700] and normal draws",
                       [](const CheckContext&) { return phi_positive(feature_map); },
@@ -89,9 +89,9 @@ Lesson lesson() {
                        broken<ChunkedOneFutureToken>("chunk's table lets one future token through")}});
 
   l.checks.push_back({"linear-rnn.chunked-linear-cost", "multiply-adds counted at n = 256 … 4096",
-                      [](const CheckContext& ctx) { return chunked_cost_linear(our_chunked, ctx.tolerance); },
-                      {broken_code("chunked form that builds the full n×n table", [](const CheckContext& ctx) {
-                        return chunked_cost_linear(chunked_full_table, ctx.tolerance);
+                      [](const CheckContext&) { return chunked_cost_linear(our_chunked); },
+                      {broken_code("chunked form that builds the full n×n table", [](const CheckContext&) {
+                        return chunked_cost_linear(chunked_full_table);
                       })}});
   return l;
 }

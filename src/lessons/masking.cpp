@@ -5,7 +5,7 @@
 // without the causal mask on x and on x with positions 5-7 redrawn, and the two printed lines.
 // The checks verify the lesson's claims over sweeps of batch, heads, lengths and alignments, each
 // against broken variants it must reject.
-#include "lessons/measure.hpp"
+#include "numeric/compare.hpp"
 #include "lessons/masking.hpp"
 
 #include <algorithm>
@@ -158,9 +158,9 @@ Measurement masked_weights_zero(const CheckContext& ctx) {
       }
     }
   }
-  return {worst_sum, leaks == 0 && worst_sum <= ctx.tolerance,
-          fmt::format("max |row sum − 1| = {:.2e} over {} rows; {} non-zero weights on hidden keys{}", worst_sum, rows, leaks,
-                      leaks ? fmt::format(" (largest: {})", where) : "")};
+  Measurement m{worst_sum, fmt::format("max |row sum − 1| = {:.2e} over {} rows; {} non-zero weights on hidden keys{}", worst_sum,
+                                       rows, leaks, leaks ? fmt::format(" (largest: {})", where) : "")};
+  return m.require(leaks == 0, fmt::format("{} non-zero weights on hidden keys (largest: {})", leaks, where));
 }
 
 Measurement first_position_self(const CheckContext& ctx) {
@@ -184,7 +184,7 @@ Measurement first_position_self(const CheckContext& ctx) {
         }
     }
   }
-  return {worst, worst <= ctx.tolerance,
+  return {worst,
           fmt::format("max(|w[0,0] − 1|, |o_0 − v_0|) = {:.2e} over {} (batch, head) pairs ({})", worst, checked, where)};
 }
 
@@ -204,24 +204,25 @@ Measurement prefix_unchanged(const CheckContext& ctx) {
       positions(b.k, p, c.s) = positions(fresh.k, p, c.s);
       positions(b.v, p, c.s) = positions(fresh.v, p, c.s);
       const auto ra = ctx.backend.attention(a.q, a.k, a.v, causal()), rb = ctx.backend.attention(b.q, b.k, b.v, causal());
-      const double moved = max_diff(positions(ra.output, 0, p), positions(rb.output, 0, p));
+      const double moved = max_abs_diff(positions(ra.output, 0, p), positions(rb.output, 0, p));
       if (moved > worst) { worst = moved; where = fmt::format("S={}, positions ≥ {} changed", c.s, p); }
       for (std::size_t t = p; t < c.s; ++t)
-        if (max_diff(positions(ra.output, t, t + 1), positions(rb.output, t, t + 1)) == 0) {
+        if (max_abs_diff(positions(ra.output, t, t + 1), positions(rb.output, t, t + 1)) == 0) {
           later_moved = false;
           why_not = fmt::format("; BUT output {} did not move (S={}, p={})", t, c.s, p);
         }
       const auto ua = ctx.backend.attention(a.q, a.k, a.v, unmasked()), ub = ctx.backend.attention(b.q, b.k, b.v, unmasked());
       for (std::size_t t = 0; t < c.s; ++t)
-        if (max_diff(positions(ua.output, t, t + 1), positions(ub.output, t, t + 1)) == 0) {
+        if (max_abs_diff(positions(ua.output, t, t + 1), positions(ub.output, t, t + 1)) == 0) {
           unmasked_all_moved = false;
           why_not = fmt::format("; BUT without a mask output {} did not move (S={}, p={})", t, c.s, p);
         }
     }
   }
-  return {worst, worst <= ctx.tolerance && later_moved && unmasked_all_moved,
-          fmt::format("largest change of an output before p when positions ≥ p change: {:.2e} ({}){}", worst, where,
-                      why_not.empty() ? "; every output from p on moved, and every output moved without a mask" : why_not)};
+  Measurement m{worst, fmt::format("largest change of an output before p when positions ≥ p change: {:.2e} ({}){}", worst, where,
+                                   why_not.empty() ? "; every output from p on moved, and every output moved without a mask" : why_not)};
+  return m.require(later_moved, "an output from p on did not move: the inputs could not show a leak")
+      .require(unmasked_all_moved, "without a mask an output did not move: the inputs could not show a leak");
 }
 
 Measurement one_pass_equals_decoding(const CheckContext& ctx) {
@@ -236,12 +237,12 @@ Measurement one_pass_equals_decoding(const CheckContext& ctx) {
     for (std::size_t t = 0; t < c.s; ++t) {
       const Tensor4<double> q = positions(in.q, t, t + 1), k = positions(in.k, 0, t + 1), v = positions(in.v, 0, t + 1);
       const auto step = ctx.backend.attention(q, k, v, causal(CausalAlignment::bottom_right));
-      const double diff = max_diff(positions(full.output, t, t + 1), step.output);
+      const double diff = max_abs_diff(positions(full.output, t, t + 1), step.output);
       if (diff > worst) { worst = diff; where = fmt::format("S={}, step {}", c.s, t); }
       ++steps;
     }
   }
-  return {worst, worst <= ctx.tolerance,
+  return {worst,
           fmt::format("max |one pass − token by token| = {:.2e} over {} decoding steps (worst: {})", worst, steps, where)};
 }
 
@@ -258,13 +259,13 @@ Measurement alignment(const CheckContext& ctx) {
       const Tensor4<double> last = positions(in.q, c.s - r, c.s), first = positions(in.q, 0, r);
       const auto br = ctx.backend.attention(last, in.k, in.v, causal(CausalAlignment::bottom_right));
       const auto tl = ctx.backend.attention(first, in.k, in.v, causal(CausalAlignment::top_left));
-      const double d_br = max_diff(positions(full.output, c.s - r, c.s), br.output);
-      const double d_tl = max_diff(positions(full.output, 0, r), tl.output);
+      const double d_br = max_abs_diff(positions(full.output, c.s - r, c.s), br.output);
+      const double d_tl = max_abs_diff(positions(full.output, 0, r), tl.output);
       if (d_br > worst) { worst = d_br; where = fmt::format("last {} of {} queries, bottom-right", r, c.s); }
       if (d_tl > worst) { worst = d_tl; where = fmt::format("first {} of {} queries, top-left", r, c.s); }
     }
   }
-  return {worst, worst <= ctx.tolerance,
+  return {worst,
           fmt::format("max |query block − rows of the full causal pass| = {:.2e} (worst: {})", worst, where)};
 }
 
@@ -294,10 +295,10 @@ Measurement padding_ignored(const CheckContext& ctx) {
             const double w = std::fabs(ra.weights(s, h, i, j));
             worst_weight = std::max(worst_weight, std::isnan(w) ? kInf : w);
           }
-    worst_move = std::max(worst_move, max_diff(ra.output, rb.output));
+    worst_move = std::max(worst_move, max_abs_diff(ra.output, rb.output));
   }
   const double worst = std::max(worst_weight, worst_move);
-  return {worst, worst <= ctx.tolerance,
+  return {worst,
           fmt::format("lengths {} padded to {}, with and without the causal mask: max weight on a padding key {:.2e}, "
                       "max output change when padding keys/values are redrawn {:.2e}",
                       fmt::join(lengths, ", "), S, worst_weight, worst_move)};
@@ -352,8 +353,8 @@ Measurement fully_masked_row_zero(const CheckContext& ctx) {
     const auto r = ctx.backend.attention(in.q, in.k, in.v, o);
     judge(r, broadcast_blocked(blocked, 1, 3, 4, 6), "query 2 blocked from every key");
   }
-  return {worst, worst <= ctx.tolerance && rows > 0,
-          fmt::format("{} rows with no visible key: largest |weight| or |output| {:.2e} ({})", rows, worst, where)};
+  Measurement m{worst, fmt::format("{} rows with no visible key: largest |weight| or |output| {:.2e} ({})", rows, worst, where)};
+  return m.require(rows > 0, "no row without a visible key was judged");
 }
 
 }  // namespace vl::lessons::masking

@@ -32,7 +32,7 @@ Inputs draw_inputs(std::size_t b, std::size_t h, std::size_t sq, std::size_t sk,
 /// it reads no golden).
 ListingOutput listing_main(const ListingContext& ctx);
 
-// The claims' checks: each judges ctx.backend against ctx.tolerance (from the spec).
+// The claims' checks: each measures ctx.backend; the engine judges the value against the spec.
 Measurement masked_weights_zero(const CheckContext& ctx);
 Measurement first_position_self(const CheckContext& ctx);
 Measurement prefix_unchanged(const CheckContext& ctx);

@@ -14,7 +14,7 @@
 
 #include "lessons/masking.hpp"
 #include "lessons/masking_broken_backends.hpp"
-#include "lessons/measure.hpp"
+#include "numeric/compare.hpp"
 #include "numeric/numpy_random.hpp"
 
 namespace vl::lessons::masking {
@@ -93,10 +93,12 @@ Measurement mha_fully_masked_row(const CheckContext& ctx) {
       }
       worst = std::max(worst, mag);
     }
-  return {worst, worst <= ctx.tolerance && rows > 0 && nonfinite_elsewhere == 0,
+  Measurement m{worst,
           fmt::format("{} rows with no visible key (batch 1 all padding, query 3 blocked by attn_mask): largest |weight| or "
                       "|y − out_proj.bias| {:.2e} (worst: {}); non-finite outputs in the other rows: {}",
                       rows, worst, where, nonfinite_elsewhere)};
+  return m.require(rows > 0, "no row without a visible key was judged")
+      .require(nonfinite_elsewhere == 0, fmt::format("{} non-finite outputs in rows that see a key", nonfinite_elsewhere));
 }
 
 // ---------------------------------------------------------------------------------------------

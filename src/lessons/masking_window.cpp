@@ -10,7 +10,7 @@
 #include <xtensor/xview.hpp>
 
 #include "lessons/masking.hpp"
-#include "lessons/measure.hpp"
+#include "numeric/compare.hpp"
 
 namespace vl::lessons::masking {
 namespace {
@@ -44,26 +44,27 @@ Measurement window_independent(const CheckContext& ctx) {
         positions(b.v, 0, p) = positions(fresh.v, 0, p);
         const auto ra = ctx.backend.attention(a.q, a.k, a.v, windowed(std::ptrdiff_t(w)));
         const auto rb = ctx.backend.attention(b.q, b.k, b.v, windowed(std::ptrdiff_t(w)));
-        const double moved = max_diff(positions(ra.output, p + w, c.s), positions(rb.output, p + w, c.s));
+        const double moved = max_abs_diff(positions(ra.output, p + w, c.s), positions(rb.output, p + w, c.s));
         ++compared;
         if (moved > worst) {
           worst = moved;
           where = fmt::format("S={}, w={}, keys < {} redrawn", c.s, w, p);
         }
         for (std::size_t t = 0; t < p + w; ++t)
-          if (max_diff(positions(ra.output, t, t + 1), positions(rb.output, t, t + 1)) == 0)
+          if (max_abs_diff(positions(ra.output, t, t + 1), positions(rb.output, t, t + 1)) == 0)
             why_not = fmt::format("; BUT output {} did not move though it sees a redrawn key (S={}, w={}, p={})", t, c.s, w, p);
         const auto ua = ctx.backend.attention(a.q, a.k, a.v, windowed(-1)), ub = ctx.backend.attention(b.q, b.k, b.v, windowed(-1));
-        if (max_diff(positions(ua.output, p + w, c.s), positions(ub.output, p + w, c.s)) == 0)
+        if (max_abs_diff(positions(ua.output, p + w, c.s), positions(ub.output, p + w, c.s)) == 0)
           why_not = fmt::format("; BUT without the window the outputs from {} on did not move either (S={}, p={})", p + w, c.s, p);
       }
     }
   }
-  return {worst, worst <= ctx.tolerance && why_not.empty() && compared > 0,
+  Measurement m{worst,
           fmt::format("largest change of an output at i ≥ p + w when the keys and values before p are redrawn: {:.2e} ({}; {} "
                       "settings){}",
                       worst, where, compared,
                       why_not.empty() ? "; every output that sees a redrawn key moved, and all moved without the window" : why_not)};
+  return m.require(why_not.empty(), why_not.empty() ? "" : why_not.substr(2)).require(compared > 0, "no setting was compared");
 }
 
 }  // namespace vl::lessons::masking

@@ -16,7 +16,7 @@ using backends::Matrix;  // xt::xtensor<double, 2>
 /// reads no golden).
 ListingOutput listing_main(const ListingContext& ctx);
 
-// The claims' checks: each judges ctx.backend against ctx.tolerance (from the spec).
+// The claims' checks: each measures ctx.backend; the engine judges the value against the spec.
 Measurement permutation_equivariant(const CheckContext& ctx);
 Measurement encoding_breaks_equivariance(const CheckContext& ctx);
 Measurement shift_is_rotation(const CheckContext& ctx);

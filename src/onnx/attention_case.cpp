@@ -110,7 +110,7 @@ CaseResult run(const fs::path& dir, const Tolerance& tol) {
       o.note = fmt::format("shape {} but expected {}", shape_string(it->second.shape), shape_string(exp.dims));
     } else {
       o.compared = true;
-      o.closeness = allclose(it->second.values, exp.values, t.rtol, t.atol);
+      o.closeness = closeness(it->second.values, exp.values, t.rtol, t.atol);
       result.max_abs_error = std::max(result.max_abs_error, o.closeness.max_abs_error);
       if (!o.closeness.passed) {
         const std::size_t w = o.closeness.max_abs_index;

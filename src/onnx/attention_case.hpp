@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "numeric/allclose.hpp"
+#include "numeric/compare.hpp"
 
 namespace vl::onnx {
 

@@ -145,7 +145,7 @@ def make_npy():
 
 
 SPEC_HEAD = "---\nlesson: linear-rnn\ntitle: A malformed spec\nsources:\n  - the bad-input corpus\n---\n\n"
-CLAIM = ("```claim\nid: linear-rnn.causal\nkind: invariant\ntolerance: 0\n"
+CLAIM = ("```claim\nid: linear-rnn.causal\nkind: invariant\ntolerance: 0\ncompare: ==\n"
          "statement: Something checkable.\nsource: here\n```\n")
 LISTING = "```listing\nid: linear-rnn.main\nfunction: vl::lessons::linear_rnn::listing_main\n"
 
@@ -165,6 +165,10 @@ def make_specs():
     spec("unknown_claim_kind.md", SPEC_HEAD + CLAIM.replace("invariant", "obvious"))
     spec("negative_tolerance.md", SPEC_HEAD + CLAIM.replace("tolerance: 0", "tolerance: -1e-9"))
     spec("tolerance_word.md", SPEC_HEAD + CLAIM.replace("tolerance: 0", "tolerance: small"))
+    # The comparison is the spec's: missing with a number, unknown, or given with none.
+    spec("compare_missing.md", SPEC_HEAD + CLAIM.replace("compare: ==\n", ""))
+    spec("compare_unknown.md", SPEC_HEAD + CLAIM.replace("compare: ==", "compare: ~"))
+    spec("compare_with_none.md", SPEC_HEAD + CLAIM.replace("tolerance: 0", "tolerance: none"))
     spec("duplicate_claim.md", SPEC_HEAD + CLAIM + CLAIM)
     spec("claim_of_other_lesson.md", SPEC_HEAD + CLAIM.replace("linear-rnn.causal", "masking.causal"))
     spec("claim_no_id.md", SPEC_HEAD + CLAIM.replace("id: linear-rnn.causal\n", ""))

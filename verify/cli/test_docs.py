@@ -223,6 +223,34 @@ class Generator(unittest.TestCase):
         self.assertIn("vl-row-fail", page)
         self.assertIn("✗ fails", index)
 
+    def test_a_card_reads_its_direction_from_the_spec(self):
+        # encoder-decoder.encoder-sees-every-position is "at least 1e-3" (compare: >= in the spec):
+        # its card reads "0.3087 ≥ 0.001", and a control it rejected reads "< 0.001"; the
+        # direction comes from the spec's export, not from the docs' own tables.
+        spec = SOURCE / "specs" / "encoder_decoder.md"
+        cid = "encoder-decoder.encoder-sees-every-position"
+        claim = {"id": cid, "kind": "bound", "statement": "s", "source": "x", "tolerance": "1e-3", "compare": ">=",
+                 "status": "passed", "why": "", "spec_line": 1,
+                 "checks": [{"name": "c", "measured": 0.3087, "passed": True, "detail": "", "error": "",
+                             "controls": [{"name": "the encoder given the causal mask", "rejected": True,
+                                           "measured": 0.0, "detail": "", "error": "", "unmet": []}]}]}
+        lesson = {"id": "encoder-decoder", "title": "t", "spec": str(spec), "problems": [], "claims": [claim], "listings": []}
+        audit = {"provenance": {"commit": "abc", "compiler": "g", "build": "b", "blas": "o", "date": "d"},
+                 "passed": 1, "failed": 0, "problems": [], "lessons": [lesson]}
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "audit.json").write_text(json.dumps(audit))
+            run = subprocess.run([sys.executable, str(DOCS / "generate.py"), "--source", str(SOURCE),
+                                  "--specs", str(export_specs(Path(tmp))),
+                                  "--audit", str(Path(tmp) / "audit.json"), "--out", str(Path(tmp) / "pages")],
+                                 capture_output=True, text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            page = (Path(tmp) / "pages" / "lesson_encoder_decoder.md").read_text(encoding="utf-8")
+        card = page[page.index('id="claim-encoder-decoder-encoder-sees-every-position"'):]
+        card = card[:card.index("vl-source")]
+        self.assertIn("0.3087 ≥ 0.001", card)
+        self.assertNotIn("≤", card)
+        self.assertIn("rejected: smallest |Δ output i| over changed positions j 0 < 0.001", card)
+
     def test_missing_audit_report_is_shown_not_hidden(self):
         with tempfile.TemporaryDirectory() as tmp:
             run = subprocess.run([sys.executable, str(DOCS / "generate.py"), "--source", str(SOURCE),

@@ -1,5 +1,5 @@
-// allclose: see allclose.hpp.
-#include "numeric/allclose.hpp"
+// closeness: see compare.hpp.
+#include "numeric/compare.hpp"
 
 #include <cmath>
 #include <limits>
@@ -7,24 +7,19 @@
 
 namespace vl {
 
-Closeness allclose(const std::vector<double>& actual, const std::vector<double>& expected, double rtol, double atol) {
-  if (actual.size() != expected.size()) throw std::invalid_argument("allclose: arrays of different sizes");
+Closeness closeness(const std::vector<double>& actual, const std::vector<double>& expected, double rtol, double atol) {
+  if (actual.size() != expected.size()) throw std::invalid_argument("closeness: arrays of different sizes");
   Closeness c;
   double worst_excess = -std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < actual.size(); ++i) {
     const double a = actual[i], e = expected[i];
-    double diff, excess;
+    const double diff = difference(a, e);  // the NaN rule: compare.hpp
+    double excess;
     bool ok;
-    if (std::isnan(a) || std::isnan(e)) {
-      ok = std::isnan(a) && std::isnan(e);  // NaN only matches NaN
-      diff = ok ? 0.0 : std::numeric_limits<double>::infinity();
-      excess = diff;
-    } else if (std::isinf(a) || std::isinf(e)) {
-      ok = a == e;  // an infinity only matches the same infinity
-      diff = ok ? 0.0 : std::numeric_limits<double>::infinity();
+    if (!std::isfinite(a) || !std::isfinite(e)) {
+      ok = diff == 0;  // NaN only matches NaN, an infinity only the same infinity
       excess = diff;
     } else {
-      diff = std::fabs(a - e);
       excess = diff - (atol + rtol * std::fabs(e));
       ok = excess <= 0;
       if (e != 0) c.max_rel_error = std::max(c.max_rel_error, diff / std::fabs(e));
