@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/registry.hpp"
 #include "core/errors.hpp"
 #include "onnx/attention_case.hpp"
 #include "onnx/attention_node.hpp"
@@ -78,7 +79,7 @@ BOOST_AUTO_TEST_CASE(all_41_onnx_attention_cases_pass) {
   BOOST_TEST(cases.size() == kExpectedCases);
   std::size_t passed = 0;
   for (const fs::path& dir : cases) {
-    const vl::onnx::CaseResult r = vl::onnx::run_case(dir);
+    const vl::onnx::CaseResult r = vl::onnx::run_case(dir, *vl::backends::plain());
     BOOST_TEST_MESSAGE(vl::onnx::report_line(r));
     BOOST_TEST_CONTEXT(vl::onnx::report_line(r)) { BOOST_TEST((r.status == vl::onnx::CaseStatus::passed)); }
     passed += r.status == vl::onnx::CaseStatus::passed;
@@ -94,7 +95,7 @@ BOOST_AUTO_TEST_CASE(all_101_node_cases_pass) {
   BOOST_TEST(cases.size() == 101u);
   std::size_t passed = 0, skipped = 0, outputs = 0;
   for (const fs::path& dir : cases) {
-    const vl::onnx::CaseResult r = vl::onnx::run_case(dir);
+    const vl::onnx::CaseResult r = vl::onnx::run_case(dir, *vl::backends::plain());
     BOOST_TEST_MESSAGE(vl::onnx::report_line(r));
     const bool linear = dir.filename().string().rfind("test_linear_attention", 0) == 0;
     BOOST_TEST_CONTEXT(vl::onnx::report_line(r)) {
@@ -150,7 +151,7 @@ BOOST_AUTO_TEST_CASE(an_altered_float16_output_fails) {
   Bytes b = vl::onnx::read_bytes(out);
   b.back() ^= 0x40;
   std::ofstream(out, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-  const auto r = vl::onnx::run_case(dir);
+  const auto r = vl::onnx::run_case(dir, *vl::backends::plain());
   BOOST_TEST_MESSAGE(vl::onnx::report_line(r));
   BOOST_TEST((r.status == vl::onnx::CaseStatus::failed));
   BOOST_TEST(r.reason.find("1 of 192 elements out of tolerance") != std::string::npos);
@@ -175,7 +176,7 @@ BOOST_AUTO_TEST_CASE(an_output_we_cannot_compute_makes_the_case_skip) {
   }
   BOOST_TEST_REQUIRE(patched);
   std::ofstream(dir / "model.onnx", std::ios::binary).write(reinterpret_cast<const char*>(m.data()), static_cast<std::streamsize>(m.size()));
-  const auto r = vl::onnx::run_case(dir);
+  const auto r = vl::onnx::run_case(dir, *vl::backends::plain());
   BOOST_TEST_MESSAGE(vl::onnx::report_line(r));
   BOOST_TEST((r.status == vl::onnx::CaseStatus::skipped));
   BOOST_TEST(r.reason.find("output 3 (qk_matmul_output) not computed: qk_matmul_output_mode 7") != std::string::npos);
@@ -219,7 +220,7 @@ BOOST_AUTO_TEST_CASE(swapped_expectations_fail) {
   fs::copy_file(kCases / "test_attention_4d_causal/test_data_set_0/output_0.pb", plain / "test_data_set_0/output_0.pb",
                 fs::copy_options::overwrite_existing);
   for (const fs::path& dir : {plain, causal}) {
-    const auto r = vl::onnx::run_case(dir);
+    const auto r = vl::onnx::run_case(dir, *vl::backends::plain());
     BOOST_TEST_MESSAGE(vl::onnx::report_line(r));
     BOOST_TEST((r.status == vl::onnx::CaseStatus::failed));
     BOOST_TEST(vl::onnx::report_line(r).find("output 0 (Y): max abs err") != std::string::npos);
@@ -331,7 +332,7 @@ BOOST_AUTO_TEST_CASE(a_truncated_case_file_fails_that_case) {
   // A copy of a case whose output file is cut short: the case FAILs with the file's name.
   const fs::path dir = copy_case("test_attention_4d");
   fs::resize_file(dir / "test_data_set_0" / "output_0.pb", 50);
-  const auto r = vl::onnx::run_case(dir);
+  const auto r = vl::onnx::run_case(dir, *vl::backends::plain());
   BOOST_TEST_MESSAGE(vl::onnx::report_line(r));
   BOOST_TEST((r.status == vl::onnx::CaseStatus::failed));
   BOOST_TEST(r.reason.find("output_0.pb") != std::string::npos);

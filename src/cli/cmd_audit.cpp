@@ -11,6 +11,7 @@
 #include "backends/candidate_backend.hpp"
 #include "backends/candidate_signals.hpp"
 #include "backends/registry.hpp"
+#include "cli/backend_option.hpp"
 #include "cli/commands.hpp"
 #include "core/errors.hpp"
 #include "engine/audit.hpp"
@@ -54,12 +55,7 @@ void audit(const AuditArgs& args) {
       throw InputError(fmt::format("--candidate: {}", e.what()));
     }
   } else {
-    options.backend = backends::find(args.backend);
-  }
-  if (!options.backend) {
-    std::vector<std::string> names;
-    for (const auto& b : backends::shipped()) names.push_back(b->name());
-    throw InputError(fmt::format("--backend {}: no such backend (there are: {}; see lessons backends)", args.backend, fmt::join(names, ", ")));
+    options.backend = backend_named(args.backend);
   }
   // Refuse unwritable report paths before spending time on the audit.
   for (const auto& path : {args.json, args.junit})

@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "backends/registry.hpp"
 #include "cli/eval_inputs.hpp"
 #include "cli/eval_outputs.hpp"
 #include "numeric/npy.hpp"
@@ -82,7 +83,7 @@ void eval_linear_family(const LinearFamilyArgs& a, const LinearCommonArgs& c) {
   call.chunk_size = c.chunk ? std::int64_t(c.chunk) : 64;
   onnx::NodeResult r;
   try {
-    r = onnx::run_linear_attention(in, call);
+    r = onnx::run_linear_attention(in, call, *backends::plain());
   } catch (const InputError& e) {
     throw InputError(fmt::format("eval linear-attention: {} (ONNX LinearAttention)", e.what()));
   } catch (const onnx::Unsupported& e) {

@@ -16,6 +16,7 @@
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xview.hpp>
 
+#include "backends/backend.hpp"
 #include "core/errors.hpp"
 #include "numeric/float16.hpp"
 #include "onnx/attention_node.hpp"
@@ -39,7 +40,7 @@ Tolerance output_tolerance(const Tensor& expected, const Tolerance& tol) {
   return {.rtol = 2 * u, .atol = 2 * u * scale};
 }
 
-CaseResult run(const fs::path& dir, const Tolerance& tol) {
+CaseResult run(const fs::path& dir, const backends::Backend& backend, const Tolerance& tol) {
   CaseResult result;
   result.name = dir.filename().string();
   const Model model = load_model(dir / "model.onnx");
@@ -87,7 +88,8 @@ CaseResult run(const fs::path& dir, const Tolerance& tol) {
     wanted.insert(slot);
   }
 
-  const NodeResult node_result = linear ? run_linear_attention_node(in, node) : run_attention_node(in, read_attributes(node), wanted);
+  const NodeResult node_result =
+      linear ? run_linear_attention_node(in, node, backend) : run_attention_node(in, read_attributes(node), wanted, backend);
   result.precision = node_result.precision;
   const auto& outputs = node_result.outputs;
 
@@ -163,13 +165,18 @@ std::vector<fs::path> find_cases(const fs::path& dir) {
   return cases;
 }
 
-CaseResult run_case(const fs::path& case_dir, const Tolerance& tol) {
+CaseResult run_case(const fs::path& case_dir, const backends::Backend& backend, const Tolerance& tol) {
+  const std::string name = case_dir.filename().string();
   try {
-    return run(case_dir, tol);
+    return run(case_dir, backend, tol);
   } catch (const Unsupported& e) {
-    return CaseResult{case_dir.filename().string(), CaseStatus::skipped, e.what(), 0, {}, {}};
+    return CaseResult{name, CaseStatus::skipped, e.what(), 0, {}, {}};
+  } catch (const backends::Unsupported& e) {  // the backend lacks the operation or an option the case needs
+    return CaseResult{name, CaseStatus::skipped, e.what(), 0, {}, {}};
   } catch (const InputError& e) {
-    return CaseResult{case_dir.filename().string(), CaseStatus::failed, fmt::format("error: {}", e.what()), 0, {}, {}};
+    return CaseResult{name, CaseStatus::failed, fmt::format("error: {}", e.what()), 0, {}, {}};
+  } catch (const std::exception& e) {  // the backend failed: a wrong shape, a candidate that crashed
+    return CaseResult{name, CaseStatus::failed, fmt::format("error: backend '{}': {}", backend.name(), e.what()), 0, {}, {}};
   }
 }
 

@@ -1,5 +1,8 @@
 #pragma once
-// ONNX backend node tests of the Attention operator, run against our kernel (kernels/attention.hpp).
+// ONNX backend node tests of the Attention and LinearAttention operators, run through any backend
+// (backends/backend.hpp: ours, plain by default, or anyone's): ONNX's rules for the node are
+// applied once (onnx/attention_node.hpp, onnx/linear_attention_node.hpp), and the backend's
+// attention or linear_family computes it.
 //
 // A case is a folder in ONNX's layout:  <case>/model.onnx (one Attention node) and
 // <case>/test_data_set_0/input_N.pb, output_N.pb (TensorProtos, N in the order of the graph's
@@ -24,6 +27,10 @@
 #include <vector>
 
 #include "numeric/compare.hpp"
+
+namespace vl::backends {
+class Backend;
+}
 
 namespace vl::onnx {
 
@@ -59,10 +66,12 @@ struct CaseResult {
 /// sorted by name. InputError if `dir` does not exist or holds no case.
 std::vector<std::filesystem::path> find_cases(const std::filesystem::path& dir);
 
-/// Runs one case. Unsupported attributes, inputs or types, or an expected output we cannot
-/// compute, give `skipped` with the reason; unreadable files and inputs ONNX refuses give
-/// `failed` with the error. `tol` applies to float and double outputs (float16: derived).
-CaseResult run_case(const std::filesystem::path& case_dir, const Tolerance& tol = {});
+/// Runs one case through `backend`. Unsupported attributes, inputs or types, an operation or
+/// option the backend lacks (the fused kernel forms no scores), or an expected output we cannot
+/// compute, give `skipped` with the reason; unreadable files, inputs ONNX refuses and a backend
+/// that fails give `failed` with the error. `tol` applies to float and double outputs (float16:
+/// derived).
+CaseResult run_case(const std::filesystem::path& case_dir, const backends::Backend& backend, const Tolerance& tol = {});
 
 /// The case's report line: "PASS name (max abs err 3.1e-08)", "FAIL name: output 0: ...",
 /// "SKIP name: reason".

@@ -10,6 +10,7 @@
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xview.hpp>
 
+#include "backends/backend.hpp"
 #include "core/errors.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/heads.hpp"
@@ -74,7 +75,7 @@ struct Plan {
 
 template <class T>
 NodeResult compute(const std::vector<const Tensor*>& in, const AttentionAttributes& attr, const std::set<std::size_t>& wanted,
-                   const Plan& plan) {
+                   const Plan& plan, const backends::Backend& backend) {
   NodeResult result;
   result.precision = plan.text;
   const std::size_t rank = in[Q]->dims.size();
@@ -169,7 +170,7 @@ NodeResult compute(const std::vector<const Tensor*>& in, const AttentionAttribut
 
   AttentionResult<T, 4> r;
   try {
-    r = attention<T>(q, k, v, opt);
+    r = backend.attention(q, k, v, opt);
   } catch (const std::invalid_argument& e) {
     throw InputError(e.what());
   }
@@ -215,7 +216,7 @@ AttentionAttributes read_attributes(const Node& node) {
 }
 
 NodeResult run_attention_node(const std::vector<const Tensor*>& in, const AttentionAttributes& attr,
-                              const std::set<std::size_t>& wanted) {
+                              const std::set<std::size_t>& wanted, const backends::Backend& backend) {
   const DataType type = in[Q]->data_type;  // ONNX requires Q, K, V (and past, a float mask) of one type
   if (type != DataType::float16 && type != DataType::float32 && type != DataType::float64) {
     throw Unsupported(fmt::format("{} inputs (only float16, float and double are computed)", in[Q]->type_name()));
@@ -232,17 +233,17 @@ NodeResult run_attention_node(const std::vector<const Tensor*>& in, const Attent
   if (type == DataType::float32) {
     if (!sp || *sp == 1) {
       plan.text = "float32";
-      return compute<float>(in, attr, wanted, plan);
+      return compute<float>(in, attr, wanted, plan, backend);
     }
     if (*sp == 11) {
       plan.store = to_float;
       plan.text = "float64 (softmax_precision double), outputs rounded to float32";
-      return compute<double>(in, attr, wanted, plan);
+      return compute<double>(in, attr, wanted, plan, backend);
     }
   } else if (type == DataType::float64) {
     if (!sp || *sp == 11) {
       plan.text = "float64";
-      return compute<double>(in, attr, wanted, plan);
+      return compute<double>(in, attr, wanted, plan, backend);
     }
   } else if (type == DataType::float16) {
     if (!sp || *sp == 10 || *sp == 1 || *sp == 11) {
@@ -256,7 +257,7 @@ NodeResult run_attention_node(const std::vector<const Tensor*>& in, const Attent
                                                                              "promotes the rest)"
                               : plan.round_through == ScoreStage::masked ? "masked scores (softmax_precision " + sp_name() + ")"
                                                                          : "softmax");
-      return compute<double>(in, attr, wanted, plan);
+      return compute<double>(in, attr, wanted, plan, backend);
     }
   }
   throw Unsupported(fmt::format("softmax_precision {} with {} inputs", sp_name(), in[Q]->type_name()));

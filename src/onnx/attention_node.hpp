@@ -31,6 +31,10 @@
 #include "onnx/model.hpp"
 #include "onnx/tensor_proto.hpp"
 
+namespace vl::backends {
+class Backend;
+}
+
 namespace vl::onnx {
 
 /// Something the case asks for that we do not implement: the case is skipped with this reason.
@@ -66,11 +70,14 @@ struct NodeResult {
   std::string precision;                        ///< how it was computed (for `lessons onnx -v`)
 };
 
-/// Runs the node. `in` holds the 7 input slots (null = absent); `wanted` the output slots the
-/// case checks. Throws Unsupported (an input type or attribute value we do not compute) and
-/// InputError (inputs that ONNX's definition refuses: ranks, shapes, a cache together with
-/// nonpad_kv_seqlen, lengths out of range).
+/// Runs the node on `backend`'s attention (ONNX's rules — the KV cache, nonpad_kv_seqlen, the
+/// masks, the float16 plan, softmax_precision — are applied here, once, for every backend).
+/// `in` holds the 7 input slots (null = absent); `wanted` the output slots the case checks.
+/// Throws Unsupported (an input type or attribute value we do not compute),
+/// backends::Unsupported (the backend lacks the operation or an option the case needs: the
+/// scores, storage rounding) and InputError (inputs that ONNX's definition refuses: ranks,
+/// shapes, a cache together with nonpad_kv_seqlen, lengths out of range).
 NodeResult run_attention_node(const std::vector<const Tensor*>& in, const AttentionAttributes& attr,
-                              const std::set<std::size_t>& wanted);
+                              const std::set<std::size_t>& wanted, const backends::Backend& backend);
 
 }  // namespace vl::onnx

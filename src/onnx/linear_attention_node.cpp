@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <xtensor/xadapt.hpp>
 
+#include "backends/backend.hpp"
 #include "core/errors.hpp"
 #include "kernels/heads.hpp"
 #include "numeric/float16.hpp"
@@ -57,7 +58,7 @@ LinearAttentionCall read_linear_attributes(const Node& node) {
   return c;
 }
 
-NodeResult run_linear_attention(const std::vector<const Tensor*>& in, const LinearAttentionCall& call) {
+NodeResult run_linear_attention(const std::vector<const Tensor*>& in, const LinearAttentionCall& call, const backends::Backend& backend) {
   auto input = [&](std::size_t slot) { return slot < in.size() ? in[slot] : nullptr; };
   const std::optional<UpdateRule> rule = parse_update_rule(call.update_rule);
   if (!rule) {
@@ -140,7 +141,7 @@ NodeResult run_linear_attention(const std::vector<const Tensor*>& in, const Line
   opt.scale = call.scale;
   FamilyResult<double> out;
   try {
-    out = linear_family<double>(fi, opt);
+    out = backend.linear_family(fi, opt);
   } catch (const std::invalid_argument& e) {
     throw InputError(e.what());
   }
@@ -152,8 +153,8 @@ NodeResult run_linear_attention(const std::vector<const Tensor*>& in, const Line
   return result;
 }
 
-NodeResult run_linear_attention_node(const std::vector<const Tensor*>& in, const Node& node) {
-  return run_linear_attention(in, read_linear_attributes(node));
+NodeResult run_linear_attention_node(const std::vector<const Tensor*>& in, const Node& node, const backends::Backend& backend) {
+  return run_linear_attention(in, read_linear_attributes(node), backend);
 }
 
 }  // namespace vl::onnx

@@ -27,6 +27,10 @@
 #include "kernels/linear_family_heads.hpp"
 #include "onnx/attention_node.hpp"
 
+namespace vl::backends {
+class Backend;
+}
+
 namespace vl::onnx {
 
 enum LinearInputSlot : std::size_t { QUERY = 0, KEY = 1, VALUE = 2, PAST_STATE = 3, DECAY = 4, BETA = 5, ERASE_GATE = 6 };
@@ -44,12 +48,14 @@ struct LinearAttentionCall {
 LinearAttentionCall read_linear_attributes(const Node& node);
 
 /// Runs the node with `call`'s attributes (as run_linear_attention_node).
-NodeResult run_linear_attention(const std::vector<const Tensor*>& in, const LinearAttentionCall& call);
+NodeResult run_linear_attention(const std::vector<const Tensor*>& in, const LinearAttentionCall& call,
+                                const backends::Backend& backend);
 
-/// Runs the node. `in` holds the input slots (null = absent). Throws Unsupported (an input or
-/// attribute we do not compute: erase_gate, a type other than float16/float/double) and
-/// InputError (what ONNX's definition refuses, with its rule: a decay given to `delta`, a beta
-/// missing for `gated_delta`, shapes that do not fit).
-NodeResult run_linear_attention_node(const std::vector<const Tensor*>& in, const Node& node);
+/// Runs the node on `backend`'s linear_family (ONNX's layout and rules applied here). `in` holds
+/// the input slots (null = absent). Throws Unsupported (an input or attribute we do not compute:
+/// erase_gate, a type other than float16/float/double), backends::Unsupported (the backend has
+/// no linear_family) and InputError (what ONNX's definition refuses, with its rule: a decay
+/// given to `delta`, a beta missing for `gated_delta`, shapes that do not fit).
+NodeResult run_linear_attention_node(const std::vector<const Tensor*>& in, const Node& node, const backends::Backend& backend);
 
 }  // namespace vl::onnx

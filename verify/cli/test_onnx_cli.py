@@ -115,6 +115,31 @@ class NodeCases(unittest.TestCase):
             self.assertRegex(line, r"^PASS test_(linear_)?attention_\S+ \(max abs err [0-9.e+-]+\)$")
         self.assertEqual(sum(line.startswith("PASS test_linear_attention_") for line in lines), 14)
 
+    def test_the_fused_backend_faces_the_101_cases(self):
+        # The same translation of each node, computed by the fused kernel: a case passes, or is
+        # skipped naming what the backend lacks (the scores, storage rounding, the linear
+        # family); none fails and none passes with an output uncompared.
+        r = lessons("onnx", NODE_CASES, "--backend", "fused")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(len(lines), 102)
+        self.assertEqual(lines[-1], "65 passed, 0 failed, 36 skipped")
+        skips = [line for line in lines[:-1] if not line.startswith("PASS ")]
+        self.assertEqual(len(skips), 36)
+        for line in skips:
+            self.assertRegex(line, r"^SKIP test_\S+: backend 'fused' has no (attention-scores|attention-storage-rounding|linear-family)")
+        self.assertEqual(sum("has no linear-family" in line for line in skips), 14)
+        self.assertNotIn("not compared", r.stdout)
+        old = lessons("onnx", CASES, "--backend", "fused")
+        self.assertEqual(old.returncode, 0, old.stdout + old.stderr)
+        self.assertEqual(old.stdout.splitlines()[-1], "41 passed, 0 failed")
+
+    def test_an_unknown_backend_is_refused(self):
+        r = lessons("onnx", NODE_CASES, "--backend", "nope")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--backend nope: no such backend (there are: plain, fused", r.stderr)
+        self.assertEqual(r.stdout, "")
+
     def test_linear_attention_verbose_names_both_outputs(self):
         r = lessons("onnx", "-v", os.path.join(NODE_CASES, "test_linear_attention_fp16"))
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
