@@ -8,6 +8,8 @@
 
 #include "backends/registry.hpp"
 #include "engine/audit.hpp"
+#include "engine/spec.hpp"
+#include "engine/verdict.hpp"
 #include "kernels/feature_map.hpp"
 #include "kernels/linear_attention.hpp"
 #include "lesson_tests.hpp"
@@ -87,8 +89,14 @@ struct NoOperation : vl::backends::Backend {
   bool supports(vl::backends::Op) const override { return false; }
 };
 
-vl::CheckContext context(const vl::backends::Backend& b, double tolerance) {
-  return {b, std::filesystem::path(VL_SOURCE_DIR) / "reference_outputs", tolerance};
+vl::CheckContext context(const vl::backends::Backend& b) { return {b, std::filesystem::path(VL_SOURCE_DIR) / "reference_outputs"}; }
+
+// The engine's verdict on a measurement of a linear-rnn claim, against the spec's tolerance.
+bool passes(const std::string& claim_id, const vl::Measurement& m) {
+  static const vl::Spec spec = vl::parse_spec(std::filesystem::path(VL_SOURCE_DIR) / "specs" / "linear_rnn.md");
+  const vl::Claim* claim = spec.find_claim(claim_id);
+  BOOST_REQUIRE(claim);
+  return vl::passes(*claim, m);
 }
 
 }  // namespace
@@ -96,18 +104,20 @@ vl::CheckContext context(const vl::backends::Backend& b, double tolerance) {
 BOOST_AUTO_TEST_CASE(a_backend_without_the_forms_is_not_applicable) {
   const NoOperation none;
   namespace lr = vl::lessons::linear_rnn;
-  BOOST_CHECK_THROW(lr::forms_agree(context(none, 1e-12)), vl::backends::Unsupported);
-  BOOST_CHECK_THROW(lr::convex_combination(context(none, 1e-12)), vl::backends::Unsupported);
-  BOOST_CHECK_THROW(lr::causal(context(none, 0)), vl::backends::Unsupported);
+  BOOST_CHECK_THROW(lr::forms_agree(context(none)), vl::backends::Unsupported);
+  BOOST_CHECK_THROW(lr::convex_combination(context(none)), vl::backends::Unsupported);
+  BOOST_CHECK_THROW(lr::causal(context(none)), vl::backends::Unsupported);
 }
 
 BOOST_AUTO_TEST_CASE(the_chunked_only_backend_is_judged_on_its_chunked_form) {
   const auto fused = vl::backends::find("fused");
   BOOST_REQUIRE(fused);
   namespace lr = vl::lessons::linear_rnn;
-  BOOST_CHECK_THROW(lr::forms_agree(context(*fused, 1e-12)), vl::backends::Unsupported);
-  for (const vl::Measurement& m : {lr::convex_combination(context(*fused, 1e-12)), lr::causal(context(*fused, 0))}) {
-    BOOST_TEST(m.passed, m.detail);
+  BOOST_CHECK_THROW(lr::forms_agree(context(*fused)), vl::backends::Unsupported);
+  const std::pair<std::string, vl::Measurement> judged[] = {{"linear-rnn.convex-combination", lr::convex_combination(context(*fused))},
+                                                              {"linear-rnn.causal", lr::causal(context(*fused))}};
+  for (const auto& [id, m] : judged) {
+    BOOST_TEST(passes(id, m), id << ": " << m.detail);
     BOOST_TEST(m.detail.find("forms checked: chunked") != std::string::npos, m.detail);
     BOOST_TEST(m.detail.find("not available") != std::string::npos, m.detail);
   }

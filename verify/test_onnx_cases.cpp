@@ -119,7 +119,7 @@ BOOST_AUTO_TEST_CASE(float16_cases_are_compared_as_float16) {
   for (const char* name : {"test_attention_4d_fp16", "test_attention_4d_gqa_with_past_and_present_fp16",
                            "test_attention_4d_gqa_causal_nonpad_decode_fp16", "test_attention_local_window_ext_cache_float16_mask",
                            "test_attention_24_qk_matmul_output_mode3_softmax_precision"}) {
-    const auto r = vl::onnx::run_case(kNodeCases / name);
+    const auto r = vl::onnx::run_case(kNodeCases / name, *vl::backends::plain());
     BOOST_TEST_CONTEXT(vl::onnx::report_line(r)) {
       BOOST_TEST((r.status == vl::onnx::CaseStatus::passed));
       for (const auto& o : r.outputs) {
@@ -138,7 +138,7 @@ BOOST_AUTO_TEST_CASE(an_altered_qk_matmul_output_fails) {
   const fs::path raw = copy_case("test_attention_4d_with_qk_matmul", kNodeCases);
   fs::copy_file(kNodeCases / "test_attention_4d_with_qk_matmul_bias/test_data_set_0/output_1.pb", raw / "test_data_set_0/output_1.pb",
                 fs::copy_options::overwrite_existing);
-  const auto r = vl::onnx::run_case(raw);
+  const auto r = vl::onnx::run_case(raw, *vl::backends::plain());
   BOOST_TEST_MESSAGE(vl::onnx::report_line(r));
   BOOST_TEST((r.status == vl::onnx::CaseStatus::failed));
   BOOST_TEST(r.reason.find("output 3 (qk_matmul_output)") != std::string::npos);
@@ -199,15 +199,15 @@ BOOST_AUTO_TEST_CASE(inputs_onnx_refuses_are_input_errors) {
   vl::onnx::Tensor lengths = tensor({1}, vl::onnx::DataType::int64);
   const vl::onnx::AttentionAttributes attr;
   using In = std::vector<const vl::onnx::Tensor*>;
-  check_input_error([&] { vl::onnx::run_attention_node(In{&q, &k, &k, nullptr, &past, &past, &lengths}, attr, {0}); },
+  check_input_error([&] { vl::onnx::run_attention_node(In{&q, &k, &k, nullptr, &past, &past, &lengths}, attr, {0}, *vl::backends::plain()); },
                     "past_key/past_value and nonpad_kv_seqlen cannot be given together");
-  check_input_error([&] { vl::onnx::run_attention_node(In{&q, &k, &k, nullptr, &bad_past, &past, nullptr}, attr, {0}); },
+  check_input_error([&] { vl::onnx::run_attention_node(In{&q, &k, &k, nullptr, &bad_past, &past, nullptr}, attr, {0}, *vl::backends::plain()); },
                     "past_key has shape (1, 1, 3, 5)");
   lengths.values = {3};
-  check_input_error([&] { vl::onnx::run_attention_node(In{&q, &k, &k, nullptr, nullptr, nullptr, &lengths}, attr, {0}); },
+  check_input_error([&] { vl::onnx::run_attention_node(In{&q, &k, &k, nullptr, nullptr, nullptr, &lengths}, attr, {0}, *vl::backends::plain()); },
                     "nonpad_kv_seqlen holds 3; each length must be an integer in [0, 2]");
   lengths.values = {1};
-  BOOST_TEST(vl::onnx::run_attention_node(In{&q, &k, &k, nullptr, nullptr, nullptr, &lengths}, attr, {0}).outputs.count(0) == 1u);
+  BOOST_TEST(vl::onnx::run_attention_node(In{&q, &k, &k, nullptr, nullptr, nullptr, &lengths}, attr, {0}, *vl::backends::plain()).outputs.count(0) == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(swapped_expectations_fail) {
@@ -230,7 +230,7 @@ BOOST_AUTO_TEST_CASE(swapped_expectations_fail) {
 
 BOOST_AUTO_TEST_CASE(a_zero_tolerance_reports_float_rounding) {
   // With rtol = atol = 0 only bit-exact output passes: the report names the worst element.
-  const auto r = vl::onnx::run_case(kCases / "test_attention_4d_causal", {.rtol = 0, .atol = 0});
+  const auto r = vl::onnx::run_case(kCases / "test_attention_4d_causal", *vl::backends::plain(), {.rtol = 0, .atol = 0});
   BOOST_TEST_MESSAGE(vl::onnx::report_line(r));
   if (r.status == vl::onnx::CaseStatus::failed) {
     BOOST_TEST(vl::onnx::report_line(r).find("(rtol 0, atol 0)") != std::string::npos);

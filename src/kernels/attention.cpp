@@ -43,13 +43,10 @@ xt::xtensor<T, 4> combined_mask(const AttentionOptions<T>& o, const Shape4& shap
   if (!o.causal && !window && !o.kv_lengths) return m;
   const std::size_t B = shape[0];
   const auto sq = static_cast<std::ptrdiff_t>(shape[2]), sk = static_cast<std::ptrdiff_t>(shape[3]);
-  if (o.kv_lengths && o.kv_lengths->size() != B)
-    throw std::invalid_argument(fmt::format("attention: {} key lengths for a batch of {}", o.kv_lengths->size(), B));
-  for (std::size_t b = 0; b < B; ++b) {
+  for (std::size_t b = 0; b < B; ++b) {  // (the key lengths were checked on entry: check_attention_inputs)
     // L: the valid keys; query i sits at position p = i + offset; it sees key j iff
     // j < L, j ≤ p (causal), p − left ≤ j (window), j ≤ p + right (window).
     const std::ptrdiff_t L = o.kv_lengths ? static_cast<std::ptrdiff_t>((*o.kv_lengths)[b]) : sk;
-    if (L > sk) throw std::invalid_argument(fmt::format("attention: key length {} of batch {} exceeds the {} keys", L, b, sk));
     const std::ptrdiff_t offset = o.first_query ? *o.first_query : o.alignment == CausalAlignment::bottom_right ? L - sq : 0;
     for (std::ptrdiff_t i = 0; i < sq; ++i) {
       const std::ptrdiff_t p = i + offset;
@@ -77,15 +74,7 @@ AttentionResult<T, 4> attention(const xt::xtensor<T, 4>& q, const xt::xtensor<T,
                                 const xt::xtensor<T, 4>& v, const AttentionOptions<T>& options) {
   const std::size_t B = q.shape(0), Hq = q.shape(1), Sq = q.shape(2), D = q.shape(3);
   const std::size_t Hkv = k.shape(1), Sk = k.shape(2), Dv = v.shape(3);
-  if (k.shape(0) != B || v.shape(0) != B || k.shape(3) != D || v.shape(1) != Hkv || v.shape(2) != Sk) {
-    throw std::invalid_argument(fmt::format(
-        "attention: inconsistent shapes Q ({}), K ({}), V ({}); expected Q (B, Hq, Sq, D), "
-        "K (B, Hkv, Sk, D), V (B, Hkv, Sk, Dv)",
-        fmt::join(q.shape(), ", "), fmt::join(k.shape(), ", "), fmt::join(v.shape(), ", ")));
-  }
-  if (Hkv == 0 || Hq % Hkv != 0) {
-    throw std::invalid_argument(fmt::format("attention: {} query heads is not a multiple of {} key/value heads", Hq, Hkv));
-  }
+  check_attention_inputs(q.shape(), k.shape(), v.shape(), options.kv_lengths);
   const std::size_t group = Hq / Hkv;  // query heads per key/value head
   const T scale = options.scale.value_or(T(1) / std::sqrt(static_cast<T>(D)));
   const xt::xtensor<T, 4> mask = combined_mask(options, Shape4{B, Hq, Sq, Sk});
@@ -157,6 +146,26 @@ template AttentionResult<float, 2> attention(const xt::xtensor<float, 2>&, const
                                              const xt::xtensor<float, 2>&, const AttentionOptions<float>&);
 template AttentionResult<double, 2> attention(const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&,
                                               const xt::xtensor<double, 2>&, const AttentionOptions<double>&);
+
+void check_attention_inputs(const Shape4& q, const Shape4& k, const Shape4& v, const std::optional<std::vector<std::size_t>>& kv_lengths) {
+  const std::size_t B = q[0], Hq = q[1], D = q[3], Hkv = k[1], Sk = k[2];
+  if (k[0] != B || v[0] != B || k[3] != D || v[1] != Hkv || v[2] != Sk) {
+    throw std::invalid_argument(fmt::format(
+        "attention: inconsistent shapes Q ({}), K ({}), V ({}); expected Q (B, Hq, Sq, D), "
+        "K (B, Hkv, Sk, D), V (B, Hkv, Sk, Dv)",
+        fmt::join(q, ", "), fmt::join(k, ", "), fmt::join(v, ", ")));
+  }
+  if (Hkv == 0 || Hq % Hkv != 0) {
+    throw std::invalid_argument(fmt::format("attention: {} query heads is not a multiple of {} key/value heads", Hq, Hkv));
+  }
+  if (kv_lengths) {
+    if (kv_lengths->size() != B)
+      throw std::invalid_argument(fmt::format("attention: {} key lengths for a batch of {}", kv_lengths->size(), B));
+    for (std::size_t b = 0; b < B; ++b)
+      if ((*kv_lengths)[b] > Sk)
+        throw std::invalid_argument(fmt::format("attention: key length {} of batch {} exceeds the {} keys", (*kv_lengths)[b], b, Sk));
+  }
+}
 
 void check_mask_broadcasts(const std::vector<std::size_t>& s, const std::array<std::size_t, 4>& target, const char* what) {
   if (!numpy::broadcasts_to(s, target))

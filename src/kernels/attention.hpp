@@ -86,6 +86,12 @@ struct AttentionResult {
 void check_mask_broadcasts(const std::vector<std::size_t>& mask_shape, const std::array<std::size_t, 4>& target,
                            const char* what);
 
+/// Attention's input rules, the one copy every kernel checks (vl::attention, the fused kernel):
+/// Q (B, Hq, Sq, D), K (B, Hkv, Sk, D), V (B, Hkv, Sk, Dv); Hkv ≥ 1 dividing Hq; with key
+/// lengths, one per batch, each ≤ Sk. Throws std::invalid_argument naming the inputs.
+void check_attention_inputs(const std::array<std::size_t, 4>& q, const std::array<std::size_t, 4>& k,
+                            const std::array<std::size_t, 4>& v, const std::optional<std::vector<std::size_t>>& kv_lengths);
+
 /// O = softmax(softcap(scale · Q Kᵀ) + M) V per (batch, query head), computed in T.
 ///
 /// Grouped-query attention: Hq must be a multiple of Hkv; query head h reads key/value head

@@ -216,26 +216,11 @@ void fused_core(const std::array<std::size_t, 4>& qs, const std::array<std::size
                 FusedStats* stats) {
   const std::size_t B = qs[0], Hq = qs[1], Sq = qs[2], D = qs[3];
   const std::size_t Hkv = ks[1], Sk = ks[2], Dv = vs[3];
-  if (ks[0] != B || vs[0] != B || ks[3] != D || vs[1] != Hkv || vs[2] != Sk) {
-    throw std::invalid_argument(fmt::format(
-        "attention: inconsistent shapes Q ({}), K ({}), V ({}); expected Q (B, Hq, Sq, D), "
-        "K (B, Hkv, Sk, D), V (B, Hkv, Sk, Dv)",
-        fmt::join(qs, ", "), fmt::join(ks, ", "), fmt::join(vs, ", ")));
-  }
-  if (Hkv == 0 || Hq % Hkv != 0) {
-    throw std::invalid_argument(fmt::format("attention: {} query heads is not a multiple of {} key/value heads", Hq, Hkv));
-  }
+  check_attention_inputs(qs, ks, vs, options.kv_lengths);  // the rules vl::attention checks (kernels/attention.hpp)
   if (options.return_weights) throw std::invalid_argument("fused_attention: the weights are never formed (use vl::attention)");
   if (options.return_scores)
     throw std::invalid_argument("fused_attention: the score intermediates are never formed (use vl::attention)");
   if (options.round) throw std::invalid_argument("fused_attention: no storage rounding (use vl::attention)");
-  if (options.kv_lengths) {
-    if (options.kv_lengths->size() != B)
-      throw std::invalid_argument(fmt::format("attention: {} key lengths for a batch of {}", options.kv_lengths->size(), B));
-    for (std::size_t b = 0; b < B; ++b)
-      if ((*options.kv_lengths)[b] > Sk)
-        throw std::invalid_argument(fmt::format("attention: key length {} of batch {} exceeds the {} keys", (*options.kv_lengths)[b], b, Sk));
-  }
   if (config.block_q == 0 || config.block_k == 0) throw std::invalid_argument("fused_attention: block sizes must be >= 1");
 
   Problem<T> p{};
