@@ -12,6 +12,7 @@
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xview.hpp>
 
+#include "kernels/gqa.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/softmax.hpp"
 #include "numeric/numpy_broadcast.hpp"
@@ -86,7 +87,6 @@ AttentionResult<T, 4> attention(const xt::xtensor<T, 4>& q, const xt::xtensor<T,
   if (Hkv == 0 || Hq % Hkv != 0) {
     throw std::invalid_argument(fmt::format("attention: {} query heads is not a multiple of {} key/value heads", Hq, Hkv));
   }
-  const std::size_t group = Hq / Hkv;  // query heads per key/value head
   const T scale = options.scale.value_or(T(1) / std::sqrt(static_cast<T>(D)));
   const xt::xtensor<T, 4> mask = combined_mask(options, Shape4{B, Hq, Sq, Sk});
 
@@ -99,7 +99,7 @@ AttentionResult<T, 4> attention(const xt::xtensor<T, 4>& q, const xt::xtensor<T,
   };
   for (std::size_t b = 0; b < B; ++b) {
     for (std::size_t h = 0; h < Hq; ++h) {
-      const std::size_t hkv = h / group;
+      const std::size_t hkv = kv_head_of(h, Hq, Hkv);
       // S0 = scale · Q Kᵀ : (Sq, Sk)   (a storage rounding sees scale = 1: the caller folds it in)
       xt::xtensor<T, 2> scores =
           scale * matmul<T>(xt::view(q, b, h, xt::all(), xt::all()),
