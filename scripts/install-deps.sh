@@ -10,6 +10,7 @@ DEFAULT_PACKAGES=(
   libopenblas-dev                          # BLAS + LAPACK
   libboost-test-dev                        # Boost.Test: the verification programs
   nlohmann-json3-dev libcli11-dev libfmt-dev
+  libssl-dev                               # libcrypto's SHA-256 (EVP) for the goldens' manifest
   python3 python3-numpy python3-torch      # the independent references (goldens, CLI tests)
   python3-matplotlib doxygen libjs-mathjax # the literate docs
   chromium chromium-driver python3-selenium # the docs tests: headless Chromium driven by Selenium

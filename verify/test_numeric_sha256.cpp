@@ -53,6 +53,13 @@ BOOST_AUTO_TEST_CASE(file_digest) {
     out << "abc";
   }
   BOOST_TEST(vl::sha256_file(path) == hex("abc"));
+  // Longer than the 64 KiB blocks sha256_file reads: the blocks join into one message.
+  const std::string big(3 * 65536 + 17, 'q');
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << big;
+  }
+  BOOST_TEST(vl::sha256_file(path) == hex(big));
   std::filesystem::remove(path);
   BOOST_CHECK_THROW(vl::sha256_file(path), vl::InputError);
 }

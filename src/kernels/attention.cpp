@@ -12,6 +12,7 @@
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xview.hpp>
 
+#include "kernels/gqa.hpp"
 #include "kernels/matmul.hpp"
 #include "kernels/softmax.hpp"
 #include "numeric/numpy_broadcast.hpp"
@@ -75,7 +76,6 @@ AttentionResult<T, 4> attention(const xt::xtensor<T, 4>& q, const xt::xtensor<T,
   const std::size_t B = q.shape(0), Hq = q.shape(1), Sq = q.shape(2), D = q.shape(3);
   const std::size_t Hkv = k.shape(1), Sk = k.shape(2), Dv = v.shape(3);
   check_attention_inputs(q.shape(), k.shape(), v.shape(), options.kv_lengths);
-  const std::size_t group = Hq / Hkv;  // query heads per key/value head
   const T scale = options.scale.value_or(T(1) / std::sqrt(static_cast<T>(D)));
   const xt::xtensor<T, 4> mask = combined_mask(options, Shape4{B, Hq, Sq, Sk});
 
@@ -88,7 +88,7 @@ AttentionResult<T, 4> attention(const xt::xtensor<T, 4>& q, const xt::xtensor<T,
   };
   for (std::size_t b = 0; b < B; ++b) {
     for (std::size_t h = 0; h < Hq; ++h) {
-      const std::size_t hkv = h / group;
+      const std::size_t hkv = kv_head_of(h, Hq, Hkv);
       // S0 = scale · Q Kᵀ : (Sq, Sk)   (a storage rounding sees scale = 1: the caller folds it in)
       xt::xtensor<T, 2> scores =
           scale * matmul<T>(xt::view(q, b, h, xt::all(), xt::all()),

@@ -22,6 +22,7 @@
 #include <xtensor/xview.hpp>
 
 #include "kernels/attention.hpp"
+#include "kernels/gqa.hpp"
 #include "kernels/matmul.hpp"
 
 namespace vl {
@@ -81,12 +82,12 @@ AttentionGradients<T, 4> attention_backward(const xt::xtensor<T, 4>& q, const xt
     throw std::invalid_argument(fmt::format("attention_backward: dO has shape ({}), the output ({})",
                                             fmt::join(d_out.shape(), ", "), fmt::join(fwd.output.shape(), ", ")));
   }
-  const std::size_t B = q.shape(0), Hq = q.shape(1), group = Hq / k.shape(1);
+  const std::size_t B = q.shape(0), Hq = q.shape(1), Hkv = k.shape(1);
   const T scale = options.scale.value_or(T(1) / std::sqrt(static_cast<T>(q.shape(3))));
   AttentionGradients<T, 4> g{xt::zeros<T>(q.shape()), xt::zeros<T>(k.shape()), xt::zeros<T>(v.shape())};
   for (std::size_t b = 0; b < B; ++b) {
     for (std::size_t h = 0; h < Hq; ++h) {
-      const std::size_t hkv = h / group;
+      const std::size_t hkv = kv_head_of(h, Hq, Hkv);
       const auto head = attention_backward_head<T>(
           xt::view(q, b, h), xt::view(k, b, hkv), xt::view(v, b, hkv), xt::view(fwd.weights, b, h),
           xt::view(d_out, b, h), scale);

@@ -21,6 +21,7 @@
 #include "kernels/block_gemm.hpp"
 #include "kernels/blas_threads.hpp"
 #include "kernels/fused_attention.hpp"
+#include "kernels/gqa.hpp"
 #include "kernels/online_softmax_block.hpp"
 #include "kernels/softmax_rows.hpp"
 
@@ -57,7 +58,7 @@ BroadcastView<M> broadcast_view(const xt::xarray<M>& mask, const Shape4& target,
 
 template <class T>
 struct Problem {
-  std::size_t B, Hq, Sq, D, Hkv, Sk, Dv, group;
+  std::size_t B, Hq, Sq, D, Hkv, Sk, Dv;
   T scale, softcap;
   bool causal;
   bool bottom_right;                    // query i sits at position i + L_b − Sq (else i)
@@ -144,7 +145,7 @@ void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_
                  Counters& counters) {
   constexpr T neg_inf = -std::numeric_limits<T>::infinity();
   const FusedConfig& c = p.config;
-  const std::size_t rows = i1 - i0, hkv = h / p.group, D = p.D, Dv = p.Dv, Sk = p.Sk;
+  const std::size_t rows = i1 - i0, hkv = kv_head_of(h, p.Hq, p.Hkv), D = p.D, Dv = p.Dv, Sk = p.Sk;
   const T* q = p.q + ((b * p.Hq + h) * p.Sq + i0) * D;
   const T* k = p.k + (b * p.Hkv + hkv) * Sk * D;
   const T* v = p.v + (b * p.Hkv + hkv) * Sk * Dv;
@@ -224,7 +225,7 @@ void fused_core(const std::array<std::size_t, 4>& qs, const std::array<std::size
   if (config.block_q == 0 || config.block_k == 0) throw std::invalid_argument("fused_attention: block sizes must be >= 1");
 
   Problem<T> p{};
-  p.B = B, p.Hq = Hq, p.Sq = Sq, p.D = D, p.Hkv = Hkv, p.Sk = Sk, p.Dv = Dv, p.group = Hq / Hkv;
+  p.B = B, p.Hq = Hq, p.Sq = Sq, p.D = D, p.Hkv = Hkv, p.Sk = Sk, p.Dv = Dv;
   p.scale = options.scale.value_or(T(1) / std::sqrt(static_cast<T>(D)));
   p.softcap = options.softcap;
   p.causal = options.causal;

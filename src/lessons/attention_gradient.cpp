@@ -9,6 +9,7 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/registry.hpp"
+#include "kernels/gqa.hpp"
 #include "kernels/matmul.hpp"
 #include "lessons/attention.hpp"
 #include "lessons/attention_common.hpp"
@@ -249,7 +250,7 @@ class BrokenBackward : public backends::Decorator {
     const std::size_t group = q.shape(1) / k.shape(1);
     for (std::size_t b = 0; b < q.shape(0); ++b)
       for (std::size_t h = 0; h < q.shape(1); ++h) {
-        const std::size_t kv = h / group;
+        const std::size_t kv = kv_head_of(h, q.shape(1), k.shape(1));
         if (bug_ == BackwardBug::group_not_summed && h % group != 0) continue;  // only the group's first query head
         const xt::xtensor<T, 2> p = xt::view(fwd.weights, b, h), qq = xt::view(q, b, h), kk = xt::view(k, b, kv),
                                 vv = xt::view(v, b, kv), dO = xt::view(d_out, b, h);

@@ -12,6 +12,7 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/registry.hpp"
+#include "kernels/gqa.hpp"
 #include "kernels/matmul.hpp"
 #include "lessons/attention.hpp"
 #include "lessons/attention_common.hpp"
@@ -280,12 +281,12 @@ class WithSoftmax : public backends::Decorator {
  private:
   template <class T>
   AttentionResult<T, 4> compose(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const {
-    const std::size_t B = q.shape(0), H = q.shape(1), Sq = q.shape(2), Sk = k.shape(2), group = H / k.shape(1);
+    const std::size_t B = q.shape(0), H = q.shape(1), Sq = q.shape(2), Sk = k.shape(2), Hkv = k.shape(1);
     const T scale = o.scale.value_or(T(1) / std::sqrt(static_cast<T>(q.shape(3))));
     AttentionResult<T, 4> r{xt::zeros<T>({B, H, Sq, v.shape(3)}), xt::zeros<T>({B, H, Sq, Sk}), {}};
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t h = 0; h < H; ++h) {
-        xt::xtensor<T, 2> s = scale * matmul<T>(xt::view(q, b, h), xt::transpose(xt::view(k, b, h / group)));
+        xt::xtensor<T, 2> s = scale * matmul<T>(xt::view(q, b, h), xt::transpose(xt::view(k, b, kv_head_of(h, H, Hkv))));
         for (std::size_t i = 0; i < Sq; ++i)
           for (std::size_t j = 0; j < Sk; ++j) {
             bool hidden = o.causal && j > i;
@@ -294,7 +295,7 @@ class WithSoftmax : public backends::Decorator {
           }
         const xt::xtensor<T, 2> w = broken_softmax<T>(s, bug_);
         xt::view(r.weights, b, h) = w;
-        xt::view(r.output, b, h) = matmul<T>(w, xt::view(v, b, h / group));
+        xt::view(r.output, b, h) = matmul<T>(w, xt::view(v, b, kv_head_of(h, H, Hkv)));
       }
     return r;
   }

@@ -12,6 +12,7 @@
 #include <xtensor/xview.hpp>
 
 #include "kernels/causal_mask.hpp"
+#include "kernels/gqa.hpp"
 #include "kernels/matmul.hpp"
 
 namespace vl::lessons::masking {
@@ -49,10 +50,10 @@ AttentionOptions<T> without_masks(AttentionOptions<T> o) {
 /// O = W V per (batch, query head), query head h reading value head h / (Hq / Hkv): (B, Hq, Sq, Dv).
 template <class T>
 xt::xtensor<T, 4> weighted_values(const xt::xtensor<T, 4>& w, const Tensor4<T>& v) {
-  const std::size_t B = w.shape(0), Hq = w.shape(1), group = Hq / v.shape(1);
+  const std::size_t B = w.shape(0), Hq = w.shape(1), Hkv = v.shape(1);
   xt::xtensor<T, 4> out = xt::zeros<T>({B, Hq, w.shape(2), v.shape(3)});
   for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t h = 0; h < Hq; ++h) xt::view(out, b, h) = matmul<T>(xt::view(w, b, h), xt::view(v, b, h / group));
+    for (std::size_t h = 0; h < Hq; ++h) xt::view(out, b, h) = matmul<T>(xt::view(w, b, h), xt::view(v, b, kv_head_of(h, Hq, Hkv)));
   return out;
 }
 
@@ -100,7 +101,7 @@ xt::xtensor<T, 2> softmax_rows_unguarded(const xt::xtensor<T, 2>& s) {
 template <class T>
 AttentionResult<T, 4> unguarded_softmax(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) {
   const Shape4 shape = scores_shape(q, k);
-  const std::size_t group = q.shape(1) / k.shape(1);
+  const std::size_t Hkv = k.shape(1);
   const xt::xtensor<bool, 4> hidden = hidden_keys(o, shape);
   const T scale = o.scale.value_or(T(1) / std::sqrt(static_cast<T>(q.shape(3))));
   AttentionResult<T, 4> r;
@@ -108,7 +109,7 @@ AttentionResult<T, 4> unguarded_softmax(const Tensor4<T>& q, const Tensor4<T>& k
   for (std::size_t b = 0; b < shape[0]; ++b)
     for (std::size_t h = 0; h < shape[1]; ++h) {
       // S = softcap(scale · Q Kᵀ) + finite bias, −∞ on the hidden keys: (Sq, Sk)
-      xt::xtensor<T, 2> s = scale * matmul<T>(xt::view(q, b, h), xt::transpose(xt::view(k, b, h / group)));
+      xt::xtensor<T, 2> s = scale * matmul<T>(xt::view(q, b, h), xt::transpose(xt::view(k, b, kv_head_of(h, shape[1], Hkv))));
       if (o.softcap > 0) s = o.softcap * xt::tanh(s / o.softcap);
       if (o.bias) s += xt::view(xt::broadcast(*o.bias, shape), b, h);
       s = xt::where(xt::view(hidden, b, h), -std::numeric_limits<T>::infinity(), s);
@@ -248,7 +249,7 @@ AttentionResult<double, 4> Float16SoftmaxUnshifted::attention(const Tensor4<doub
   // No max shift: W = h(h(exp(S)) / h(Σ h(exp(S)))) from the base's stored masked scores S.
   w.return_scores = ScoreStage::masked;
   AttentionResult<double, 4> r = base().attention(q, k, v, w);
-  const std::size_t B = q.shape(0), H = q.shape(1), Sq = q.shape(2), Sk = k.shape(2), Dv = v.shape(3), group = H / k.shape(1);
+  const std::size_t B = q.shape(0), H = q.shape(1), Sq = q.shape(2), Sk = k.shape(2), Dv = v.shape(3), Hkv = k.shape(1);
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t h = 0; h < H; ++h)
       for (std::size_t i = 0; i < Sq; ++i) {
@@ -258,7 +259,7 @@ AttentionResult<double, 4> Float16SoftmaxUnshifted::attention(const Tensor4<doub
         sum = o.round(sum);
         for (std::size_t d = 0; d < Dv; ++d) {
           double y = 0;
-          for (std::size_t j = 0; j < Sk; ++j) y += o.round(e[j] / sum) * v(b, h / group, j, d);
+          for (std::size_t j = 0; j < Sk; ++j) y += o.round(e[j] / sum) * v(b, kv_head_of(h, H, Hkv), j, d);
           r.output(b, h, i, d) = y;
         }
       }
