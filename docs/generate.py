@@ -500,7 +500,7 @@ class LessonPage:
         elif within is False:
             how = f'rejected: {reading(cid, ctl.get("measured"), tol, compare, failed=True)}'
         elif unmet:  # the number is within the tolerance; a condition of the claim failed
-            how = "rejected: " + esc("; ".join(unmet))
+            how = "rejected: " + typeset_text("; ".join(unmet))
         else:
             how = "rejected"
         return (f'<li>{control_verdict(ctl.get("rejected"))} <b>{typeset_text(ctl["name"])}</b> — {how}'

@@ -75,7 +75,7 @@ BOOST_AUTO_TEST_CASE(bad_terms_are_refused_with_the_line) {
       parse_one(bad);
       BOOST_ERROR("accepted: " << bad);
     } catch (const vl::InputError& e) {
-      BOOST_TEST(std::string(e.what()).find(":14:") != std::string::npos, e.what());  // the terms line
+      BOOST_TEST(std::string(e.what()).find(":15:") != std::string::npos, e.what());  // the terms line
     }
   }
 }

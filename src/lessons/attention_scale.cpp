@@ -103,17 +103,27 @@ ScaleVariant variant_with(void (*edit)(ScaleVariant&)) {
   edit(v);
   return v;
 }
-const ScaleVariant kScaleRemoved = variant_with([](ScaleVariant& v) { v.scaled_divisor = [](std::size_t) { return 1.0; }; });
-const ScaleVariant kDividesByDk = variant_with([](ScaleVariant& v) { v.scaled_divisor = [](std::size_t d_k) { return double(d_k); }; });
-const ScaleVariant kBothScaled =
-    variant_with([](ScaleVariant& v) { v.raw_divisor = [](std::size_t d_k) { return std::sqrt(double(d_k)); }; });
-const ScaleVariant kJacobianWithoutOuter = variant_with([](ScaleVariant& v) {
-  v.jacobian_norm = [](const double* p, std::size_t n) {  // ‖diag(p)‖_F: the −p pᵀ term lost
-    double s = 0;
-    for (std::size_t i = 0; i < n; ++i) s += p[i] * p[i];
-    return std::sqrt(s);
-  };
-});
+// Functions, not namespace-scope constants: a constant here would be initialised after a
+// program that registers the lesson from its own static initialisers (the Boost.Test programs)
+// copied it, empty, and every control would then have thrown std::bad_function_call.
+ScaleVariant scale_removed() {
+  return variant_with([](ScaleVariant& v) { v.scaled_divisor = [](std::size_t) { return 1.0; }; });
+}
+ScaleVariant divides_by_dk() {
+  return variant_with([](ScaleVariant& v) { v.scaled_divisor = [](std::size_t d_k) { return double(d_k); }; });
+}
+ScaleVariant both_scaled() {
+  return variant_with([](ScaleVariant& v) { v.raw_divisor = [](std::size_t d_k) { return std::sqrt(double(d_k)); }; });
+}
+ScaleVariant jacobian_without_outer() {
+  return variant_with([](ScaleVariant& v) {
+    v.jacobian_norm = [](const double* p, std::size_t n) {  // ‖diag(p)‖_F: the −p pᵀ term lost
+      double s = 0;
+      for (std::size_t i = 0; i < n; ++i) s += p[i] * p[i];
+      return std::sqrt(s);
+    };
+  });
+}
 
 // A predicate on a variant of the experiment, as a check.
 CheckFn on(Measurement (*predicate)(const ScaleVariant&), ScaleVariant variant) {
@@ -126,15 +136,15 @@ std::vector<ClaimCheck> scale_checks() {
   const ScaleVariant ref = reference_scale_variant();
   return {
       {"attention.score-std", "std of raw and scaled scores, d_k = 4 … 1024, seeds 1 and 2", on(score_std, ref),
-       {broken_code("scale removed", on(score_std, kScaleRemoved)),
-        broken_code("divided by d_k instead of √d_k", on(score_std, kDividesByDk))}},
+       {broken_code("scale removed", on(score_std, scale_removed())),
+        broken_code("divided by d_k instead of √d_k", on(score_std, divides_by_dk()))}},
       {"attention.unscaled-saturates", "max weight and |J| without the scale, d_k = 4 … 1024, seeds 1 and 2",
        on(unscaled_saturates, ref),
-       {broken_code("Jacobian without the −p pᵀ term", on(unscaled_saturates, kJacobianWithoutOuter)),
-        broken_code("the 'without' branch scaled too", on(unscaled_saturates, kBothScaled))}},
+       {broken_code("Jacobian without the −p pᵀ term", on(unscaled_saturates, jacobian_without_outer())),
+        broken_code("the 'without' branch scaled too", on(unscaled_saturates, both_scaled()))}},
       {"attention.scaled-flat", "max weight and |J| with the scale, d_k = 4 … 1024, seeds 1 and 2", on(scaled_flat, ref),
-       {broken_code("scale removed", on(scaled_flat, kScaleRemoved)),
-        broken_code("divided by d_k instead of √d_k", on(scaled_flat, kDividesByDk))}},
+       {broken_code("scale removed", on(scaled_flat, scale_removed())),
+        broken_code("divided by d_k instead of √d_k", on(scaled_flat, divides_by_dk()))}},
   };
 }
 

@@ -317,6 +317,10 @@ class ListAndRun(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("listing linear-rnn.main", r.stdout)
         self.assertIn("claim   linear-rnn.causal", r.stdout)
+        # The direction is the spec's: "at least 1e-3", bit-identical, a pass/fail property.
+        self.assertIn("claim   encoder-decoder.encoder-sees-every-position  (bound, tolerance >= 1e-3)", r.stdout)
+        self.assertIn("claim   linear-rnn.causal  (invariant, tolerance == 0)", r.stdout)
+        self.assertIn("claim   attention.config-checked  (invariant, tolerance none)", r.stdout)
 
 
 if __name__ == "__main__":

@@ -66,6 +66,11 @@ class SpecCli(unittest.TestCase):
         self.assertEqual(sorted(ids), sorted(claims))
         for b in (b for s in exported["specs"] for b in s["blocks"] if b["kind"] == "claim"):
             self.assertIn(b["claim"]["subject"], ("computation", "our-code"))
+            # A comparison exactly when there is a number to compare with.
+            if b["claim"]["tolerance"] == "none":
+                self.assertIsNone(b["claim"]["compare"], b["claim"]["id"])
+            else:
+                self.assertIn(b["claim"]["compare"], ("<=", "<", ">=", ">", "=="), b["claim"]["id"])
 
     def test_block_spans_cover_the_file_in_order(self):
         for s in self.export("--root", SOURCE)["specs"]:
