@@ -41,14 +41,11 @@ AttentionOptions<T> unmasked(AttentionOptions<T> o) {
 }
 }  // namespace
 
-MaskIgnored::MaskIgnored() : Decorator(backends::plain(), "mask ignored") {}
-AttentionResult<double, 4> MaskIgnored::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                                  const AttentionOptions<double>& o) const {
+MaskIgnored::MaskIgnored() : AttentionBreak(backends::plain(), "mask ignored") {}
+template <class T>
+AttentionResult<T, 4> MaskIgnored::broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const {
   return base().attention(q, k, v, unmasked(o));
 }
-AttentionResult<float, 4> MaskIgnored::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                                 const AttentionOptions<float>& o) const {
-  return base().attention(q, k, v, unmasked(o));
-}
+VL_ATTENTION_BREAK_PRECISIONS(MaskIgnored)
 
 }  // namespace vl::lessons::attention

@@ -12,6 +12,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "backends/backend.hpp"
+#include "lessons/attention_break.hpp"
 #include "numeric/compare.hpp"
 #include "kernels/heads_attention.hpp"
 #include "numeric/numpy_random.hpp"
@@ -65,13 +66,11 @@ HeadsGradients<T> heads_backward_on(const backends::Backend& b, const xt::xtenso
 }
 
 /// Broken: attention with every mask dropped (no causal mask, no boolean or additive mask).
-class MaskIgnored : public backends::Decorator {
+class MaskIgnored : public AttentionBreak<MaskIgnored> {
  public:
   MaskIgnored();
-  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                       const AttentionOptions<double>& o) const override;
-  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                      const AttentionOptions<float>& o) const override;
+  template <class T>
+  AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const;
 };
 
 }  // namespace vl::lessons::attention

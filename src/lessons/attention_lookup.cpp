@@ -266,21 +266,11 @@ xt::xtensor<T, 2> broken_softmax(const xt::xtensor<T, 2>& s, BrokenSoftmax bug) 
 // Attention composed by hand from scores, the masks, a broken softmax and W V (Hq = Hkv), in
 // both precisions: S = scale · Q Kᵀ per (b, h), hidden keys −∞, W = softmax(S), O = W V; query head
 // h reads key/value head h / (Hq / Hkv) (GQA), never a head k and v do not have.
-class WithSoftmax : public backends::Decorator {
+class WithSoftmax : public AttentionBreak<WithSoftmax> {
  public:
-  WithSoftmax(BrokenSoftmax bug, const std::string& name) : Decorator(backends::plain(), name), bug_(bug) {}
-  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                       const AttentionOptions<double>& o) const override {
-    return compose<double>(q, k, v, o);
-  }
-  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                      const AttentionOptions<float>& o) const override {
-    return compose<float>(q, k, v, o);
-  }
-
- private:
+  WithSoftmax(BrokenSoftmax bug, const std::string& name) : AttentionBreak(backends::plain(), name), bug_(bug) {}
   template <class T>
-  AttentionResult<T, 4> compose(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const {
+  AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const {
     const std::size_t B = q.shape(0), H = q.shape(1), Sq = q.shape(2), Sk = k.shape(2), Hkv = k.shape(1);
     const T scale = o.scale.value_or(T(1) / std::sqrt(static_cast<T>(q.shape(3))));
     AttentionResult<T, 4> r{xt::zeros<T>({B, H, Sq, v.shape(3)}), xt::zeros<T>({B, H, Sq, Sk}), {}};
@@ -299,6 +289,8 @@ class WithSoftmax : public backends::Decorator {
       }
     return r;
   }
+
+ private:
   BrokenSoftmax bug_;
 };
 

@@ -156,52 +156,42 @@ xt::xtensor<bool, 2> always_bottom_right(std::size_t sq, std::size_t sk, CausalA
 }
 
 CausalMaskBuiltWrong::CausalMaskBuiltWrong(std::shared_ptr<const Backend> base, std::string name, Builder allowed)
-    : Decorator(std::move(base), std::move(name)), allowed_(allowed) {}
+    : AttentionBreak(std::move(base), std::move(name)), allowed_(allowed) {}
 
-AttentionResult<double, 4> CausalMaskBuiltWrong::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                                           const AttentionOptions<double>& o) const {
-  return causal_mask_built_wrong<double>(base(), allowed_, q, k, v, o);
+template <class T>
+AttentionResult<T, 4> CausalMaskBuiltWrong::broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
+                                                   const AttentionOptions<T>& o) const {
+  return causal_mask_built_wrong<T>(base(), allowed_, q, k, v, o);
 }
-AttentionResult<float, 4> CausalMaskBuiltWrong::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                                          const AttentionOptions<float>& o) const {
-  return causal_mask_built_wrong<float>(base(), allowed_, q, k, v, o);
-}
+VL_ATTENTION_BREAK_PRECISIONS(CausalMaskBuiltWrong)
 
-AttentionResult<double, 4> MaskAfterSoftmax::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                                       const AttentionOptions<double>& o) const {
-  return mask_after_softmax<double>(base(), q, k, v, o);
+template <class T>
+AttentionResult<T, 4> MaskAfterSoftmax::broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
+                                               const AttentionOptions<T>& o) const {
+  return mask_after_softmax<T>(base(), q, k, v, o);
 }
-AttentionResult<float, 4> MaskAfterSoftmax::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                                      const AttentionOptions<float>& o) const {
-  return mask_after_softmax<float>(base(), q, k, v, o);
-}
+VL_ATTENTION_BREAK_PRECISIONS(MaskAfterSoftmax)
 
-AttentionResult<double, 4> FiniteFill::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                                 const AttentionOptions<double>& o) const {
-  return finite_fill<double>(base(), q, k, v, o);
+template <class T>
+AttentionResult<T, 4> FiniteFill::broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
+                                         const AttentionOptions<T>& o) const {
+  return finite_fill<T>(base(), q, k, v, o);
 }
-AttentionResult<float, 4> FiniteFill::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                                const AttentionOptions<float>& o) const {
-  return finite_fill<float>(base(), q, k, v, o);
-}
+VL_ATTENTION_BREAK_PRECISIONS(FiniteFill)
 
-AttentionResult<double, 4> UnguardedSoftmax::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                                       const AttentionOptions<double>& o) const {
-  return unguarded_softmax<double>(q, k, v, o);
+template <class T>
+AttentionResult<T, 4> UnguardedSoftmax::broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
+                                               const AttentionOptions<T>& o) const {
+  return unguarded_softmax<T>(q, k, v, o);
 }
-AttentionResult<float, 4> UnguardedSoftmax::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                                      const AttentionOptions<float>& o) const {
-  return unguarded_softmax<float>(q, k, v, o);
-}
+VL_ATTENTION_BREAK_PRECISIONS(UnguardedSoftmax)
 
-AttentionResult<double, 4> BooleanMaskDropped::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                                         const AttentionOptions<double>& o) const {
-  return boolean_mask_dropped<double>(base(), q, k, v, o);
+template <class T>
+AttentionResult<T, 4> BooleanMaskDropped::broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
+                                                 const AttentionOptions<T>& o) const {
+  return boolean_mask_dropped<T>(base(), q, k, v, o);
 }
-AttentionResult<float, 4> BooleanMaskDropped::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                                        const AttentionOptions<float>& o) const {
-  return boolean_mask_dropped<float>(base(), q, k, v, o);
-}
+VL_ATTENTION_BREAK_PRECISIONS(BooleanMaskDropped)
 
 namespace {
 template <class T>
@@ -212,15 +202,13 @@ AttentionOptions<T> window_wrong(AttentionOptions<T> o, bool widen) {
 }  // namespace
 
 WindowBuiltWrong::WindowBuiltWrong(std::shared_ptr<const Backend> base, std::string name, bool widen)
-    : Decorator(std::move(base), std::move(name)), widen_(widen) {}
-AttentionResult<double, 4> WindowBuiltWrong::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                                       const AttentionOptions<double>& o) const {
+    : AttentionBreak(std::move(base), std::move(name)), widen_(widen) {}
+template <class T>
+AttentionResult<T, 4> WindowBuiltWrong::broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
+                                               const AttentionOptions<T>& o) const {
   return base().attention(q, k, v, window_wrong(o, widen_));
 }
-AttentionResult<float, 4> WindowBuiltWrong::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                                      const AttentionOptions<float>& o) const {
-  return base().attention(q, k, v, window_wrong(o, widen_));
-}
+VL_ATTENTION_BREAK_PRECISIONS(WindowBuiltWrong)
 
 namespace {
 template <class T>
@@ -232,15 +220,13 @@ AttentionOptions<T> cache_wrong(AttentionOptions<T> o, CacheBuiltWrong::Bug bug)
 }  // namespace
 
 CacheBuiltWrong::CacheBuiltWrong(std::shared_ptr<const Backend> base, std::string name, Bug bug)
-    : Decorator(std::move(base), std::move(name)), bug_(bug) {}
-AttentionResult<double, 4> CacheBuiltWrong::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                                      const AttentionOptions<double>& o) const {
+    : AttentionBreak(std::move(base), std::move(name)), bug_(bug) {}
+template <class T>
+AttentionResult<T, 4> CacheBuiltWrong::broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
+                                              const AttentionOptions<T>& o) const {
   return base().attention(q, k, v, cache_wrong(o, bug_));
 }
-AttentionResult<float, 4> CacheBuiltWrong::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                                     const AttentionOptions<float>& o) const {
-  return base().attention(q, k, v, cache_wrong(o, bug_));
-}
+VL_ATTENTION_BREAK_PRECISIONS(CacheBuiltWrong)
 
 AttentionResult<double, 4> Float16SoftmaxUnshifted::attention(const Tensor4<double>& q, const Tensor4<double>& k,
                                                               const Tensor4<double>& v, const AttentionOptions<double>& o) const {

@@ -1,7 +1,8 @@
 #pragma once
 // Lesson masking: the broken backends its claims must reject (specs/masking.md, "Negative
 // controls"). Each is one plausible bug in how attention applies its masks: a decorator over a
-// working backend that overrides `attention` (float and double) and forwards everything else.
+// working backend that breaks `attention`, written once for float and double (AttentionBreak,
+// lessons/attention_break.hpp), and forwards everything else.
 //
 // The masks it receives are the operation's own (kernels/attention.hpp, ONNX semantics):
 // `causal` with its `alignment`, `allowed` (true = may attend; the checks' key-padding mask)
@@ -14,6 +15,7 @@
 
 #include "backends/backend.hpp"
 #include "kernels/attention.hpp"
+#include "lessons/attention_break.hpp"
 
 namespace vl::lessons::masking {
 
@@ -23,16 +25,14 @@ using backends::Tensor4;  // xt::xtensor<T, 4>
 /// Builds the causal mask itself, with a bug, and hands it to the base as a boolean mask in
 /// place of options.causal (combined with any options.allowed). Without options.causal it
 /// forwards the call unchanged.
-class CausalMaskBuiltWrong : public backends::Decorator {
+class CausalMaskBuiltWrong : public AttentionBreak<CausalMaskBuiltWrong> {
  public:
   /// The (wrong) causal mask (Sq, Sk) in the ONNX convention: true = query i may attend key j.
   using Builder = xt::xtensor<bool, 2> (*)(std::size_t sq, std::size_t sk, CausalAlignment alignment);
   CausalMaskBuiltWrong(std::shared_ptr<const Backend> base, std::string name, Builder allowed);
 
-  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                       const AttentionOptions<double>& o) const override;
-  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                      const AttentionOptions<float>& o) const override;
+  template <class T>
+  AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const;
 
  private:
   Builder allowed_;
@@ -51,55 +51,45 @@ xt::xtensor<bool, 2> always_bottom_right(std::size_t sq, std::size_t sk, CausalA
 
 /// The masks applied AFTER the softmax: W = softmax(scale · Q Kᵀ) with the hidden weights
 /// zeroed and the rows not renormalised, O = W V.
-class MaskAfterSoftmax : public backends::Decorator {
+class MaskAfterSoftmax : public AttentionBreak<MaskAfterSoftmax> {
  public:
-  using Decorator::Decorator;
-  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                       const AttentionOptions<double>& o) const override;
-  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                      const AttentionOptions<float>& o) const override;
+  using AttentionBreak::AttentionBreak;
+  template <class T>
+  AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const;
 };
 
 /// A finite fill: every hidden score gets −1e9 added (an additive bias) in place of −∞.
-class FiniteFill : public backends::Decorator {
+class FiniteFill : public AttentionBreak<FiniteFill> {
  public:
-  using Decorator::Decorator;
-  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                       const AttentionOptions<double>& o) const override;
-  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                      const AttentionOptions<float>& o) const override;
+  using AttentionBreak::AttentionBreak;
+  template <class T>
+  AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const;
 };
 
 /// −∞ fill, but a softmax without the guard for rows with no finite score:
 /// exp(−∞ − (−∞)) = NaN, as torch returns for such rows.
-class UnguardedSoftmax : public backends::Decorator {
+class UnguardedSoftmax : public AttentionBreak<UnguardedSoftmax> {
  public:
-  using Decorator::Decorator;
-  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                       const AttentionOptions<double>& o) const override;
-  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                      const AttentionOptions<float>& o) const override;
+  using AttentionBreak::AttentionBreak;
+  template <class T>
+  AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const;
 };
 
 /// The boolean mask (options.allowed, the key-padding mask of the checks) dropped on the floor.
-class BooleanMaskDropped : public backends::Decorator {
+class BooleanMaskDropped : public AttentionBreak<BooleanMaskDropped> {
  public:
-  using Decorator::Decorator;
-  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                       const AttentionOptions<double>& o) const override;
-  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                      const AttentionOptions<float>& o) const override;
+  using AttentionBreak::AttentionBreak;
+  template <class T>
+  AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const;
 };
 
 /// The sliding window (options.left_window) applied wrongly: one key wider than asked
 /// (`widen` = true: query i sees i − w − 1 … i) or dropped altogether.
-class WindowBuiltWrong : public backends::Decorator {
+class WindowBuiltWrong : public AttentionBreak<WindowBuiltWrong> {
  public:
   WindowBuiltWrong(std::shared_ptr<const Backend> base, std::string name, bool widen);
-  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                       const AttentionOptions<double>& o) const override;
-  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                      const AttentionOptions<float>& o) const override;
+  template <class T>
+  AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const;
 
  private:
   bool widen_;
@@ -108,14 +98,12 @@ class WindowBuiltWrong : public backends::Decorator {
 /// A KV cache handled wrongly: the per-batch key lengths (options.kv_lengths, ONNX's
 /// nonpad_kv_seqlen) dropped, so the padding is attended; or the cache's query position
 /// (options.first_query, the past length) dropped, so the queries sit at 0.
-class CacheBuiltWrong : public backends::Decorator {
+class CacheBuiltWrong : public AttentionBreak<CacheBuiltWrong> {
  public:
   enum class Bug { lengths_dropped, position_dropped };
   CacheBuiltWrong(std::shared_ptr<const Backend> base, std::string name, Bug bug);
-  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                       const AttentionOptions<double>& o) const override;
-  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                      const AttentionOptions<float>& o) const override;
+  template <class T>
+  AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const;
 
  private:
   Bug bug_;

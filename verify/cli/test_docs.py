@@ -189,6 +189,19 @@ def export_specs(tmp: Path) -> Path:
 class Generator(unittest.TestCase):
     """The generator alone (no Doxygen, no browser): a failing lesson is shown, in red."""
 
+    def generate(self, lesson, passed, failed):
+        """The written pages (name → text) for an audit of this one lesson, with the real specs' export."""
+        audit = {"provenance": {"commit": "abc", "compiler": "g", "build": "b", "blas": "o", "date": "d"},
+                 "passed": passed, "failed": failed, "problems": [], "lessons": [lesson]}
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "audit.json").write_text(json.dumps(audit))
+            run = subprocess.run([sys.executable, str(DOCS / "generate.py"), "--source", str(SOURCE),
+                                  "--specs", str(export_specs(Path(tmp))),
+                                  "--audit", str(Path(tmp) / "audit.json"), "--out", str(Path(tmp) / "pages")],
+                                 capture_output=True, text=True, timeout=300)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            return {p.name: p.read_text(encoding="utf-8") for p in (Path(tmp) / "pages").glob("*.md")}
+
     def test_failing_lesson_is_red_at_the_top_and_in_the_index(self):
         spec = SOURCE / "specs" / "linear_rnn.md"
         if not spec.exists():
@@ -204,17 +217,8 @@ class Generator(unittest.TestCase):
                                 "produced": ["a", "b"], "arrays": [],
                                 "lines": [{"line": 1, "documented": "a", "produced": "a", "rule": "exact", "passed": True, "detail": ""},
                                           {"line": 2, "documented": "c", "produced": "b", "rule": "exact", "passed": False, "detail": "differs"}]}]}
-        audit = {"provenance": {"commit": "abc", "compiler": "g", "build": "b", "blas": "o", "date": "d"},
-                 "passed": 0, "failed": 2, "problems": [], "lessons": [lesson]}
-        with tempfile.TemporaryDirectory() as tmp:
-            (Path(tmp) / "audit.json").write_text(json.dumps(audit))
-            run = subprocess.run([sys.executable, str(DOCS / "generate.py"), "--source", str(SOURCE),
-                                  "--specs", str(export_specs(Path(tmp))),
-                                  "--audit", str(Path(tmp) / "audit.json"), "--out", str(Path(tmp) / "pages")],
-                                 capture_output=True, text=True, timeout=300)
-            self.assertEqual(run.returncode, 0, run.stderr)
-            page = (Path(tmp) / "pages" / "lesson_linear_rnn.md").read_text(encoding="utf-8")
-            index = (Path(tmp) / "pages" / "index.md").read_text(encoding="utf-8")
+        pages = self.generate(lesson, passed=0, failed=2)
+        page, index = pages["lesson_linear_rnn.md"], pages["index.md"]
         banner = page.index("vl-banner")
         self.assertIn("vl-banner-fail", page[banner - 20:banner + 40])
         self.assertLess(banner, page.index("Softmax attention"), "the failure must be said at the top")
@@ -235,16 +239,7 @@ class Generator(unittest.TestCase):
                              "controls": [{"name": "the encoder given the causal mask", "rejected": True,
                                            "measured": 0.0, "detail": "", "error": "", "unmet": []}]}]}
         lesson = {"id": "encoder-decoder", "title": "t", "spec": str(spec), "problems": [], "claims": [claim], "listings": []}
-        audit = {"provenance": {"commit": "abc", "compiler": "g", "build": "b", "blas": "o", "date": "d"},
-                 "passed": 1, "failed": 0, "problems": [], "lessons": [lesson]}
-        with tempfile.TemporaryDirectory() as tmp:
-            (Path(tmp) / "audit.json").write_text(json.dumps(audit))
-            run = subprocess.run([sys.executable, str(DOCS / "generate.py"), "--source", str(SOURCE),
-                                  "--specs", str(export_specs(Path(tmp))),
-                                  "--audit", str(Path(tmp) / "audit.json"), "--out", str(Path(tmp) / "pages")],
-                                 capture_output=True, text=True, timeout=300)
-            self.assertEqual(run.returncode, 0, run.stderr)
-            page = (Path(tmp) / "pages" / "lesson_encoder_decoder.md").read_text(encoding="utf-8")
+        page = self.generate(lesson, passed=1, failed=0)["lesson_encoder_decoder.md"]
         card = page[page.index('id="claim-encoder-decoder-encoder-sees-every-position"'):]
         card = card[:card.index("vl-source")]
         self.assertIn("0.3087 ≥ 0.001", card)
