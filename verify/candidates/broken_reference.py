@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """The NumPy reference adapter with one deliberate fault: a candidate the audit must fail on
-exactly that fault's claims (verify/cli/test_candidates.py says which).
+exactly that fault's claims and listings (FAULTS, below, says which).
 
     python3 verify/candidates/broken_reference.py FAULT
+    python3 verify/candidates/broken_reference.py --table   the faults and what each must fail
 
 causal-off-by-one     the causal mask lets query i see key i + 1
 scale-1/d             attention's default scale is 1/D instead of 1/√D
@@ -129,22 +130,29 @@ def float_mask_ignored():
     ref.scores = lambda q, k, attrs, mask: scores(q, k, attrs, None if mask is not None and mask.dtype != np.bool_ else mask)
 
 
+# Each fault: its bug, and the audit items it must fail (claims, and listings whose computation goes
+# through the candidate); every other item that runs must pass (check_candidate.py). ctest makes one
+# test a fault from this table (CMakeLists.txt reads `broken_reference.py --table` when it configures).
 FAULTS = {
-    "causal-off-by-one": causal_off_by_one,
-    "scale-1/d": scale_one_over_d,
-    "heads-overlap": heads_overlap,
-    "chunk-state-dropped": chunk_state_dropped,
-    "backward-no-jacobian": backward_no_jacobian,
-    "mha-biases-dropped": mha_biases_dropped,
-    "gqa-backward-unsummed": gqa_backward_unsummed,
-    "scale-attr-ignored": scale_attr_ignored,
-    "float-mask-ignored": float_mask_ignored,
+    "causal-off-by-one": (causal_off_by_one, ["attention.convex-combination", "attention.matches-torch", "attention.backward-matches-torch", "attention.fixture-causal", "masking.masked-weights-zero", "masking.first-position-self", "masking.prefix-unchanged", "masking.one-pass-equals-decoding", "masking.fully-masked-row-zero"]),
+    "scale-1/d": (scale_one_over_d, ["attention.matches-torch", "attention.backward-matches-torch", "attention.lookup"]),
+    "heads-overlap": (heads_overlap, ["attention.mha-matches-torch", "masking.main", "positions.main"]),
+    "chunk-state-dropped": (chunk_state_dropped, ["linear-rnn.forms-agree", "linear-rnn.main"]),
+    "backward-no-jacobian": (backward_no_jacobian, ["attention.backward-fd", "attention.backward-matches-torch", "attention.fixture-gradient"]),
+    "mha-biases-dropped": (mha_biases_dropped, ["attention.mha-matches-torch", "masking.mha-fully-masked-row"]),
+    "gqa-backward-unsummed": (gqa_backward_unsummed, ["attention.backward-fd"]),
+    "scale-attr-ignored": (scale_attr_ignored, ["attention.matches-torch"]),
+    "float-mask-ignored": (float_mask_ignored, ["attention.matches-torch"]),
 }
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--table"]:  # for CMake: one line a fault, "FAULT|ITEM ITEM ..."
+        for fault, (_, must_fail) in FAULTS.items():
+            print(f"{fault}|{' '.join(must_fail)}")
+        sys.exit(0)
     if len(sys.argv) != 2 or sys.argv[1] not in FAULTS:
-        sys.exit(f"usage: broken_reference.py {{{'|'.join(FAULTS)}}}")
-    FAULTS[sys.argv[1]]()
+        sys.exit(f"usage: broken_reference.py {{{'|'.join(FAULTS)}}} | --table")
+    FAULTS[sys.argv[1]][0]()
     serve("numpy-reference, " + sys.argv[1], {
         "attention": lambda *a: ref.attention(*a),
         "attention_backward": lambda *a: ref.attention_backward(*a),
