@@ -1,4 +1,4 @@
-// The linear family's chunked form against n (kernels/linear_family_heads.hpp): one head,
+// The linear family's chunked form against n (kernels/reference/linear_family_heads.hpp): one head,
 // d_k = d_v = 64, chunk 64, float64, per-head decay, for each update rule. The lesson's cost
 // claim counts this kernel's multiply-adds (specs/linear_family.md); this is its measured time,
 // from which the log-log slope over n = 1k … 64k is read (not a test: timing stays out of ctest).
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "kernels/linear_family_heads.hpp"
+#include "kernels/reference/linear_family_heads.hpp"
 
 namespace {
 

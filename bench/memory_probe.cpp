@@ -9,7 +9,7 @@
 
 #include <xtensor/xview.hpp>
 
-#include "kernels/fused_attention.hpp"
+#include "kernels/fused/fused_attention.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 3 || (std::strcmp(argv[2], "fused") != 0 && std::strcmp(argv[2], "inputs") != 0 && std::strcmp(argv[2], "blas") != 0)) {

@@ -29,7 +29,7 @@ def load_map() -> dict:
 
 
 def doxygen_source_page(rel: str) -> str:
-    """Doxygen's HTML name of src/REL's source listing: kernels/attention.cpp -> attention_8cpp_source.html."""
+    """Doxygen's HTML name of src/REL's source listing: kernels/reference/attention.cpp -> attention_8cpp_source.html."""
     name = Path(rel).name.replace("_", "__").replace(".", "_8")
     return f"{name}_source.html"
 

@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE kernels_attention
 #include <boost/test/unit_test.hpp>
 
-// The general attention kernel (src/kernels/attention.hpp) and the stable softmax, on cases
+// The general attention kernel (src/kernels/reference/attention.hpp) and the stable softmax, on cases
 // whose answers can be worked out by hand.
 #include <cmath>
 #include <limits>
@@ -10,8 +10,8 @@
 #include <xtensor/xrandom.hpp>
 #include <xtensor/xview.hpp>
 
-#include "kernels/attention.hpp"
-#include "kernels/softmax.hpp"
+#include "kernels/reference/attention.hpp"
+#include "kernels/reference/softmax.hpp"
 
 namespace {
 

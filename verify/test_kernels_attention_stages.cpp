@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE kernels_attention_stages
 #include <boost/test/unit_test.hpp>
 
-// The plain kernel's ONNX options (kernels/attention.hpp): sliding windows, per-batch key
+// The plain kernel's ONNX options (kernels/reference/attention.hpp): sliding windows, per-batch key
 // lengths, the KV-cache query position, each stage of the score pipeline, and the storage
 // rounding that emulates float16 — each against the same thing spelled out by hand.
 #include <cmath>
@@ -10,7 +10,7 @@
 
 #include <xtensor/xview.hpp>
 
-#include "kernels/attention.hpp"
+#include "kernels/reference/attention.hpp"
 #include "numeric/float16.hpp"
 
 namespace {

@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE kernels_block_gemm
 #include <boost/test/unit_test.hpp>
 
-// block_gemm (kernels/block_gemm.hpp) on every vector path this CPU runs: each C[i][j] is the
+// block_gemm (kernels/fused/block_gemm.hpp) on every vector path this CPU runs: each C[i][j] is the
 // chain fma(A[i][t], B[t][j], ·) over t in order, so every path must equal that chain written
 // here with std::fma, bit for bit, for shapes with row and column tails; and the fused kernel
 // must give the same bits on every path (baseline and AVX2 here, AVX-512 where the CPU has it:
@@ -14,9 +14,9 @@
 
 #include <xtensor/xtensor.hpp>
 
-#include "kernels/block_gemm.hpp"
-#include "kernels/fused_attention.hpp"
-#include "kernels/vector_path.hpp"
+#include "kernels/fused/block_gemm.hpp"
+#include "kernels/fused/fused_attention.hpp"
+#include "kernels/platform/vector_path.hpp"
 
 namespace {
 

@@ -1,10 +1,10 @@
 #define BOOST_TEST_MODULE kernels_cpu_info
 #include <boost/test/unit_test.hpp>
 
-// The provenance's "narrower" logic (kernels/cpu_info.hpp) on injected values: the line appears
+// The provenance's "narrower" logic (kernels/platform/cpu_info.hpp) on injected values: the line appears
 // exactly when the BLAS core's vector width is known and below the CPU's. The real machine's
 // case is ctest audit_blas_fallback_line (OPENBLAS_CORETYPE=Prescott).
-#include "kernels/cpu_info.hpp"
+#include "kernels/platform/cpu_info.hpp"
 
 BOOST_AUTO_TEST_CASE(core_widths) {
   BOOST_TEST(vl::openblas_core_bits("Prescott") == 128);

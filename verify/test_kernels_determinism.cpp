@@ -19,12 +19,12 @@
 
 #include <xtensor/xtensor.hpp>
 
-#include "kernels/attention.hpp"
-#include "kernels/blas_gemm.hpp"
-#include "kernels/feature_map.hpp"
-#include "kernels/fused_attention.hpp"
-#include "kernels/linear_attention_fast.hpp"
-#include "kernels/linear_attention.hpp"
+#include "kernels/reference/attention.hpp"
+#include "kernels/fused/blas_gemm.hpp"
+#include "kernels/reference/feature_map.hpp"
+#include "kernels/fused/fused_attention.hpp"
+#include "kernels/fused/linear_attention_fast.hpp"
+#include "kernels/reference/linear_attention.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE kernels_exp_f64
 #include <boost/test/unit_test.hpp>
 
-// exp_f64 (kernels/exp_f64.hpp), the float64 exp of the fused kernel's softmax, through the very
+// exp_f64 (kernels/fused/exp_f64.hpp), the float64 exp of the fused kernel's softmax, through the very
 // step the kernel runs (online_softmax_block with one key and a running maximum of 0, which
 // leaves exp(x) in place) on every vector path this CPU runs: within 2 ulp of the reference on
 // 2·10⁶ arguments in [−708, 0] (uniform by value, and uniform by binade down to 2⁻¹⁰⁷⁴), the
@@ -15,9 +15,9 @@
 #include <random>
 #include <vector>
 
-#include "kernels/exp_f64.hpp"
-#include "kernels/online_softmax_block.hpp"
-#include "kernels/vector_path.hpp"
+#include "kernels/fused/exp_f64.hpp"
+#include "kernels/fused/online_softmax_block.hpp"
+#include "kernels/platform/vector_path.hpp"
 
 namespace {
 

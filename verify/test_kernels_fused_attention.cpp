@@ -1,5 +1,5 @@
-// The fused, blocked attention kernel (kernels/fused_attention.hpp) against the plain reference
-// kernel (kernels/attention.hpp): same semantics, float64 agreement to 1e-12, float32 within the
+// The fused, blocked attention kernel (kernels/fused/fused_attention.hpp) against the plain reference
+// kernel (kernels/reference/attention.hpp): same semantics, float64 agreement to 1e-12, float32 within the
 // bound derived in specs/attention.md, a kernel with a broken step detected, a workspace independent of n.
 #define BOOST_TEST_MODULE fused_attention
 #include <boost/test/unit_test.hpp>
@@ -14,10 +14,10 @@
 #include <xtensor/xrandom.hpp>
 #include <xtensor/xview.hpp>
 
-#include "kernels/attention.hpp"
-#include "kernels/fused_attention.hpp"
-#include "kernels/fused_attention_core.hpp"
-#include "kernels/fused_attention_steps.hpp"
+#include "kernels/reference/attention.hpp"
+#include "kernels/fused/fused_attention.hpp"
+#include "kernels/fused/fused_attention_core.hpp"
+#include "kernels/fused/fused_attention_steps.hpp"
 
 namespace {
 

@@ -1,8 +1,8 @@
 #define BOOST_TEST_MODULE kernels_numerics
 #include <boost/test/unit_test.hpp>
 
-// Numerics at the edges of the softmax (src/kernels/softmax.hpp) and attention
-// (src/kernels/attention.hpp) kernels, in float and double: scores at ±1e4 (exp would overflow
+// Numerics at the edges of the softmax (src/kernels/reference/softmax.hpp) and attention
+// (src/kernels/reference/attention.hpp) kernels, in float and double: scores at ±1e4 (exp would overflow
 // without the max shift), rows that are all −∞ (zero weights, never NaN), subnormal inputs,
 // and how closely the float32 kernel agrees with the float64 one (a bound derived below).
 #include <cmath>
@@ -13,8 +13,8 @@
 #include <boost/mpl/list.hpp>
 #include <xtensor/xtensor.hpp>
 
-#include "kernels/attention.hpp"
-#include "kernels/softmax.hpp"
+#include "kernels/reference/attention.hpp"
+#include "kernels/reference/softmax.hpp"
 
 namespace {
 

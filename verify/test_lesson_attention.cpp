@@ -10,8 +10,8 @@
 
 #include <xtensor/xview.hpp>
 
-#include "kernels/attention.hpp"
-#include "kernels/attention_backward.hpp"
+#include "kernels/reference/attention.hpp"
+#include "kernels/reference/attention_backward.hpp"
 #include "lesson_tests.hpp"
 #include "backends/registry.hpp"
 #include "lessons/attention.hpp"

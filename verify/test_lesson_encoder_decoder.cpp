@@ -10,7 +10,7 @@
 
 #include <xtensor/xview.hpp>
 
-#include "kernels/decoder_step.hpp"
+#include "kernels/reference/decoder_step.hpp"
 #include "lesson_tests.hpp"
 #include "lessons/encoder_decoder.hpp"
 #include "numeric/torch_transformer_init.hpp"

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "kernels/linear_family_heads.hpp"
+#include "kernels/reference/linear_family_heads.hpp"
 #include "lesson_tests.hpp"
 #include "lessons/linear_family.hpp"
 

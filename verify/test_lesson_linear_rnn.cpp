@@ -10,8 +10,8 @@
 #include "engine/audit.hpp"
 #include "engine/spec.hpp"
 #include "engine/verdict.hpp"
-#include "kernels/feature_map.hpp"
-#include "kernels/linear_attention.hpp"
+#include "kernels/reference/feature_map.hpp"
+#include "kernels/reference/linear_attention.hpp"
 #include "lesson_tests.hpp"
 #include "lessons/linear_rnn.hpp"
 

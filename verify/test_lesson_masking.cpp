@@ -13,8 +13,8 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/registry.hpp"
-#include "kernels/causal_mask.hpp"
-#include "kernels/multi_head_attention.hpp"
+#include "kernels/reference/causal_mask.hpp"
+#include "kernels/reference/multi_head_attention.hpp"
 #include "lesson_tests.hpp"
 #include "lessons/masking.hpp"
 #include "lessons/masking_broken_backends.hpp"

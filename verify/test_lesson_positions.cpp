@@ -11,7 +11,7 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/registry.hpp"
-#include "kernels/positional_encoding.hpp"
+#include "kernels/reference/positional_encoding.hpp"
 #include "lesson_tests.hpp"
 #include "lessons/positions.hpp"
 #include "lessons/positions_broken_backends.hpp"

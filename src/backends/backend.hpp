@@ -4,7 +4,7 @@
 // kernels, a deliberately broken variant (a negative control) or anyone else's implementation.
 //
 //   attention            O = softmax(softcap(scale · Q Kᵀ) + M) V, ONNX Attention semantics
-//                        (kernels/attention.hpp): batches, heads, GQA, bool/additive masks,
+//                        (kernels/reference/attention.hpp): batches, heads, GQA, bool/additive masks,
 //                        causal in both alignments, scale, softcap; Q (B, Hq, Sq, D),
 //                        K (B, Hkv, Sk, D), V (B, Hkv, Sk, Dv) → O (B, Hq, Sq, Dv)
 //   attention_weights    the same call with options.return_weights: W (B, Hq, Sq, Sk) too
@@ -13,19 +13,19 @@
 //   attention_storage_rounding  the same call with options.round: each stage rounded to a storage
 //                        format (float16 as ONNX's reference computes it)
 //   attention_backward   dQ, dK, dV of O for an upstream dO (B, Hq, Sq, Dv)
-//   multi_head_attention torch.nn.MultiheadAttention's forward (kernels/multi_head_attention.hpp):
+//   multi_head_attention torch.nn.MultiheadAttention's forward (kernels/reference/multi_head_attention.hpp):
 //                        query (B, Sq, d), key/value (B, Sk, d) → (B, Sq, d), weights (B, H, Sq, Sk)
 //   positional_encoding  the sinusoidal table's rows at given positions: (positions, d)
 //   linear_*             causal linear attention on φ(Q), φ(K) (n, d_k), V (n, d_v) → (n, d_v),
-//                        in its parallel, recurrent and chunked forms (kernels/linear_attention.hpp)
+//                        in its parallel, recurrent and chunked forms (kernels/reference/linear_attention.hpp)
 //   linear_family        ONNX LinearAttention's family of recurrences (linear, gated, delta,
 //                        gated_delta) in one of its three forms, batches, GQA heads, past state
-//                        (kernels/linear_family_heads.hpp): o (B, Hq, n, d_v), state (B, Hkv, d_k, d_v)
-//   layer_norm           torch.nn.LayerNorm over the last axis (kernels/layer_norm.hpp): (B, S, d) → (B, S, d)
-//   encoder_layer        torch.nn.TransformerEncoderLayer, eval mode (kernels/encoder_layer.hpp): (B, S, d) → (B, S, d)
-//   decoder_layer        torch.nn.TransformerDecoderLayer, eval mode (kernels/decoder_layer.hpp):
+//                        (kernels/reference/linear_family_heads.hpp): o (B, Hq, n, d_v), state (B, Hkv, d_k, d_v)
+//   layer_norm           torch.nn.LayerNorm over the last axis (kernels/reference/layer_norm.hpp): (B, S, d) → (B, S, d)
+//   encoder_layer        torch.nn.TransformerEncoderLayer, eval mode (kernels/reference/encoder_layer.hpp): (B, S, d) → (B, S, d)
+//   decoder_layer        torch.nn.TransformerDecoderLayer, eval mode (kernels/reference/decoder_layer.hpp):
 //                        tgt (B, T, d), memory (B, S, d) → (B, T, d)
-//   decoder_step         that layer at one new position over its KV cache (kernels/decoder_step.hpp):
+//   decoder_step         that layer at one new position over its KV cache (kernels/reference/decoder_step.hpp):
 //                        x_t (B, 1, d) → (B, 1, d), the cache's keys and values appended
 //   shift_right          the decoder's input: the target moved one position later, a start row first:
 //                        (B, T, d), (d) → (B, T, d)
@@ -44,7 +44,7 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/operation_list.hpp"
-#include "kernels/attention.hpp"
+#include "kernels/reference/attention.hpp"
 
 namespace vl::backends {
 

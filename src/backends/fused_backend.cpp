@@ -1,8 +1,8 @@
 // Backend `fused`: the production instantiations of the fused and the fast chunked kernels.
 #include "backends/fused_backend.hpp"
 
-#include "kernels/fused_attention.hpp"
-#include "kernels/linear_attention_fast.hpp"
+#include "kernels/fused/fused_attention.hpp"
+#include "kernels/fused/linear_attention_fast.hpp"
 
 namespace vl::backends {
 

@@ -1,7 +1,7 @@
 #pragma once
 // Backend `fused`: the kernels `lessons eval` runs. Attention is the fused, blocked kernel
-// (kernels/fused_attention.hpp: the score matrix is never formed, so it has no weights);
-// linear attention is the BLAS chunked form (kernels/linear_attention_fast.hpp). It has no
+// (kernels/fused/fused_attention.hpp: the score matrix is never formed, so it has no weights);
+// linear attention is the BLAS chunked form (kernels/fused/linear_attention_fast.hpp). It has no
 // other operation: a claim that needs one is not applicable to it.
 #include "backends/backend.hpp"
 

@@ -19,11 +19,11 @@
 
 #include <xtensor/xtensor.hpp>
 
-#include "kernels/attention.hpp"
-#include "kernels/attention_backward.hpp"
-#include "kernels/decoder_step.hpp"
-#include "kernels/linear_family_heads.hpp"
-#include "kernels/multi_head_attention.hpp"
+#include "kernels/reference/attention.hpp"
+#include "kernels/reference/attention_backward.hpp"
+#include "kernels/reference/decoder_step.hpp"
+#include "kernels/reference/linear_family_heads.hpp"
+#include "kernels/reference/multi_head_attention.hpp"
 
 namespace vl::backends {
 

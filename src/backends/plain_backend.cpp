@@ -1,8 +1,8 @@
 // Backend `plain`: each operation is the reference kernel of the same name.
 #include "backends/plain_backend.hpp"
 
-#include "kernels/linear_attention.hpp"
-#include "kernels/positional_encoding.hpp"
+#include "kernels/reference/linear_attention.hpp"
+#include "kernels/reference/positional_encoding.hpp"
 
 namespace vl::backends {
 

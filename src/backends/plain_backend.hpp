@@ -1,5 +1,5 @@
 #pragma once
-// Backend `plain`: our reference kernels, every operation (kernels/attention.hpp,
+// Backend `plain`: our reference kernels, every operation (kernels/reference/attention.hpp,
 // attention_backward.hpp, multi_head_attention.hpp, positional_encoding.hpp, linear_attention.hpp,
 // linear_family_heads.hpp, layer_norm.hpp, encoder_layer.hpp, decoder_layer.hpp, decoder_step.hpp).
 #include "backends/backend.hpp"

@@ -25,8 +25,8 @@
 #include "cli/commands.hpp"
 #include "cli/eval_inputs.hpp"
 #include "cli/eval_outputs.hpp"
-#include "kernels/decoder_layer.hpp"
-#include "kernels/encoder_layer.hpp"
+#include "kernels/reference/decoder_layer.hpp"
+#include "kernels/reference/encoder_layer.hpp"
 #include "numeric/torch_transformer_init.hpp"
 
 namespace vl::cli {

@@ -4,7 +4,7 @@
 // external cache (--nonpad-kv-seqlen: per-batch valid keys), a sliding window
 // (--left-window/--right-window) and one stage of the scores (--qk-output MODE FILE, ONNX's
 // qk_matmul_output_mode: 0 scaled scores, 1 after softcap, 2 after the mask, 3 the softmax).
-// The semantics are the kernel's (kernels/attention.hpp): query i sits at the past length + i
+// The semantics are the kernel's (kernels/reference/attention.hpp): query i sits at the past length + i
 // with a cache, at nonpad_kv_seqlen[b] − Sq + i with an external one.
 #include <optional>
 #include <string>
@@ -16,7 +16,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "cli/eval_inputs.hpp"
-#include "kernels/attention.hpp"
+#include "kernels/reference/attention.hpp"
 
 namespace vl::cli {
 

@@ -17,7 +17,7 @@
 #include "core/errors.hpp"
 #include "engine/golden_manifest.hpp"
 #include "engine/verdict.hpp"
-#include "kernels/cpu_info.hpp"
+#include "kernels/platform/cpu_info.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/compare.hpp"
 

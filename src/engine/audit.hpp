@@ -96,7 +96,7 @@ struct Provenance {
   std::string build;
   std::string blas;
   std::string date;
-  // What ran (kernels/cpu_info.hpp): the CPU and its widest vector unit, the vector path our
+  // What ran (kernels/platform/cpu_info.hpp): the CPU and its widest vector unit, the vector path our
   // kernels took, OpenBLAS's core and its width, and the plain line when that core is narrower.
   std::string cpu;                     // "AMD EPYC"
   std::string cpu_vector;              // "AVX2+FMA (256-bit)"

@@ -14,7 +14,7 @@
 #include "backends/backend.hpp"
 #include "lessons/attention_break.hpp"
 #include "numeric/compare.hpp"
-#include "kernels/heads_attention.hpp"
+#include "kernels/reference/heads_attention.hpp"
 #include "numeric/numpy_random.hpp"
 
 namespace vl::lessons::attention {
@@ -53,7 +53,7 @@ Fixture seed_fixture();
 /// The fixture's loss L = Σ_x g_x O_x with g_x = (x+1)/10, and that g as dO.
 xt::xtensor<float, 2> fixture_loss_gradient();
 
-/// Seed 002's module (kernels/heads_attention.hpp) over a backend's attention / backward.
+/// Seed 002's module (kernels/reference/heads_attention.hpp) over a backend's attention / backward.
 template <class T>
 HeadsOutput<T> heads_forward_on(const backends::Backend& b, const xt::xtensor<T, 2>& q, const xt::xtensor<T, 2>& k,
                                 const xt::xtensor<T, 2>& v, const HeadsConfig& c) {

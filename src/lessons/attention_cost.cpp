@@ -9,14 +9,14 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/registry.hpp"
-#include "kernels/fused_attention.hpp"
+#include "kernels/fused/fused_attention.hpp"
 #include "lessons/attention.hpp"
 #include "lessons/attention_common.hpp"
 
 namespace vl::lessons::attention {
 
 // Listing 6's computation, the fast way but with the same steps: S = QKᵀ/√d on one n × n
-// buffer (BLAS), the stable softmax in place, S V (kernels/fused_attention.hpp's
+// buffer (BLAS), the stable softmax in place, S V (kernels/fused/fused_attention.hpp's
 // attention_materialized). d = 64, float32, default_rng(0), mean of five timings.
 // [attention.cost]
 ListingOutput listing_cost(const ListingContext&) {

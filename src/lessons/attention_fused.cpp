@@ -2,7 +2,7 @@
 // the plain one (float64 to 1e-12, float32 within the derived bound) and keeps a workspace of
 // a few blocks; our BLAS chunked linear attention agrees with the three reference forms. These
 // claims are about our kernels (subject: our-code). Their controls are the same kernels
-// instantiated with one step wrong (kernels/fused_attention_steps.hpp,
+// instantiated with one step wrong (kernels/fused/fused_attention_steps.hpp,
 // linear_attention_fast_steps.hpp), or run with blocks that materialise the scores: the kernels
 // that ship contain none of these.
 #include <cmath>
@@ -13,13 +13,13 @@
 #include <fmt/ranges.h>
 #include <xtensor/xview.hpp>
 
-#include "kernels/feature_map.hpp"
-#include "kernels/fused_attention_core.hpp"
-#include "kernels/fused_attention_steps.hpp"
-#include "kernels/linear_attention.hpp"
-#include "kernels/linear_attention_fast_core.hpp"
-#include "kernels/linear_attention_fast_steps.hpp"
-#include "kernels/online_softmax_block.hpp"
+#include "kernels/reference/feature_map.hpp"
+#include "kernels/fused/fused_attention_core.hpp"
+#include "kernels/fused/fused_attention_steps.hpp"
+#include "kernels/reference/linear_attention.hpp"
+#include "kernels/fused/linear_attention_fast_core.hpp"
+#include "kernels/fused/linear_attention_fast_steps.hpp"
+#include "kernels/fused/online_softmax_block.hpp"
 #include "lessons/attention.hpp"
 #include "lessons/attention_common.hpp"
 

@@ -9,8 +9,8 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/registry.hpp"
-#include "kernels/gqa.hpp"
-#include "kernels/matmul.hpp"
+#include "kernels/reference/gqa.hpp"
+#include "kernels/reference/matmul.hpp"
 #include "lessons/attention.hpp"
 #include "lessons/attention_common.hpp"
 
@@ -179,7 +179,7 @@ Measurement fixture_causal(const CheckContext& ctx) {
                       : fmt::format("{}", fmt::join(bad, "; "))};
 }
 
-// dropout-inference is about our module (kernels/heads_attention.hpp): with dropout configured,
+// dropout-inference is about our module (kernels/reference/heads_attention.hpp): with dropout configured,
 // inference must leave the gradients as they are. It runs our module over our kernels, or the
 // broken module below.
 using ModuleGradients = std::function<HeadsGradients<float>(const Fixture&, const xt::xtensor<float, 2>&, const HeadsConfig&)>;

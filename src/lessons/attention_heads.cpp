@@ -11,9 +11,9 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/registry.hpp"
-#include "kernels/causal_mask.hpp"
-#include "kernels/matmul.hpp"
-#include "kernels/multi_head_attention.hpp"
+#include "kernels/reference/causal_mask.hpp"
+#include "kernels/reference/matmul.hpp"
+#include "kernels/reference/multi_head_attention.hpp"
 #include "lessons/attention.hpp"
 #include "lessons/attention_common.hpp"
 #include "numeric/npy.hpp"

@@ -12,8 +12,8 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/registry.hpp"
-#include "kernels/gqa.hpp"
-#include "kernels/matmul.hpp"
+#include "kernels/reference/gqa.hpp"
+#include "kernels/reference/matmul.hpp"
 #include "lessons/attention.hpp"
 #include "lessons/attention_common.hpp"
 #include "numeric/numpy_format.hpp"

@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "kernels/decoder_layer.hpp"
-#include "kernels/encoder_layer.hpp"
+#include "kernels/reference/decoder_layer.hpp"
+#include "kernels/reference/encoder_layer.hpp"
 #include "numeric/compare.hpp"
 #include "numeric/torch_transformer_init.hpp"
 

@@ -2,7 +2,7 @@
 // step is our layer kernel's step policy with one step replaced.
 #include "lessons/encoder_decoder_broken_backends.hpp"
 
-#include "kernels/decoder_step.hpp"
+#include "kernels/reference/decoder_step.hpp"
 
 namespace vl::lessons::encoder_decoder {
 

@@ -2,7 +2,7 @@
 // Lesson encoder-decoder: the broken backends its claims must reject (specs/encoder_decoder.md,
 // "Negative controls"). Each is one plausible bug, a decorator over a working backend that
 // overrides the operations it breaks and forwards everything else. A bug inside a layer is the
-// layer kernel instantiated with one step changed (kernels/encoder_layer.hpp's LayerSteps).
+// layer kernel instantiated with one step changed (kernels/reference/encoder_layer.hpp's LayerSteps).
 #include "backends/backend.hpp"
 
 namespace vl::lessons::encoder_decoder {

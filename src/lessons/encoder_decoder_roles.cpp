@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <xtensor/xsort.hpp>
 
-#include "kernels/positional_encoding.hpp"
+#include "kernels/reference/positional_encoding.hpp"
 #include "lessons/encoder_decoder.hpp"
 #include "numeric/compare.hpp"
 #include "numeric/torch_transformer_init.hpp"

@@ -16,9 +16,9 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/backend.hpp"
-#include "kernels/heads.hpp"
-#include "kernels/linear_attention.hpp"
-#include "kernels/matmul.hpp"
+#include "kernels/reference/heads.hpp"
+#include "kernels/reference/linear_attention.hpp"
+#include "kernels/reference/matmul.hpp"
 #include "lessons/linear_family.hpp"
 #include "lessons/linear_rnn.hpp"
 #include "numeric/compare.hpp"

@@ -6,7 +6,7 @@
 #include <functional>
 
 #include "engine/lesson.hpp"
-#include "kernels/linear_family_heads.hpp"
+#include "kernels/reference/linear_family_heads.hpp"
 
 namespace vl::lessons::linear_family {
 

@@ -1,7 +1,7 @@
 #pragma once
 // Lesson linear-family: the broken backends its claims must reject. Each is one plausible bug in
 // the linear_family operation of one form (every other form and operation is the base
-// backend's): a kernel reached with a broken step (kernels/linear_family.hpp's Step and Ut
+// backend's): a kernel reached with a broken step (kernels/reference/linear_family.hpp's Step and Ut
 // policies), or the base backend called with its inputs or results handled wrongly.
 #include <cmath>
 

@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 
 #include "backends/backend.hpp"
-#include "kernels/feature_map.hpp"
-#include "kernels/linear_attention.hpp"
+#include "kernels/reference/feature_map.hpp"
+#include "kernels/reference/linear_attention.hpp"
 #include "numeric/compare.hpp"
 #include "lessons/linear_rnn.hpp"
 #include "numeric/numpy_compare.hpp"

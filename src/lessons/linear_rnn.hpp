@@ -16,7 +16,7 @@ namespace vl::lessons::linear_rnn {
 
 using Matrix = xt::xtensor<double, 2>;
 
-/// A feature map, element-wise on a matrix. Ours is φ(x) = elu(x) + 1 (kernels/feature_map.hpp).
+/// A feature map, element-wise on a matrix. Ours is φ(x) = elu(x) + 1 (kernels/reference/feature_map.hpp).
 using FeatureMap = std::function<Matrix(const Matrix& x)>;
 Matrix feature_map(const Matrix& x);
 
@@ -32,7 +32,7 @@ ListingOutput listing_main(const ListingContext& ctx);
 /// Number of state elements a recurrent implementation of ours holds after n tokens.
 using StateSizeAfter = std::function<std::size_t(std::size_t n, std::size_t d_k, std::size_t d_v)>;
 
-/// Our chunked form, whose multiply-adds kernels/matmul.hpp counts:
+/// Our chunked form, whose multiply-adds kernels/reference/matmul.hpp counts:
 /// φ(Q), φ(K) (n, d_k), V (n, d_v), chunk B → (n, d_v).
 using CountedChunkedForm = std::function<Matrix(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk)>;
 

@@ -7,7 +7,7 @@
 
 #include <xtensor/xview.hpp>
 
-#include "kernels/linear_attention.hpp"
+#include "kernels/reference/linear_attention.hpp"
 
 namespace vl::lessons::linear_rnn {
 

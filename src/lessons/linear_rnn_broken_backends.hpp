@@ -1,7 +1,7 @@
 #pragma once
 // Lesson linear-rnn: the broken backends its claims about the computation must reject. Each is
 // one plausible bug in one linear_* operation, built from our kernels' own pieces
-// (kernels/linear_attention.hpp); every other operation is the base backend's.
+// (kernels/reference/linear_attention.hpp); every other operation is the base backend's.
 #include "backends/backend.hpp"
 
 namespace vl::lessons::linear_rnn {

@@ -10,7 +10,7 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/registry.hpp"
-#include "kernels/linear_attention.hpp"
+#include "kernels/reference/linear_attention.hpp"
 #include "lessons/linear_rnn.hpp"
 #include "lessons/linear_rnn_broken_backends.hpp"
 

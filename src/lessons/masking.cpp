@@ -17,8 +17,8 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/backend.hpp"
-#include "kernels/causal_mask.hpp"
-#include "kernels/multi_head_attention.hpp"
+#include "kernels/reference/causal_mask.hpp"
+#include "kernels/reference/multi_head_attention.hpp"
 #include "numeric/numpy_random.hpp"
 #include "numeric/torch_mha_init.hpp"
 #include "numeric/torch_random.hpp"
@@ -89,7 +89,7 @@ ListingOutput listing_main(const ListingContext& ctx) {
 
 // ---------------------------------------------------------------------------------------------
 // The claims' checks. Each calls only the judged backend's `attention`, with the operation's own
-// masks; "hidden" is always decided by our reference mask (kernels/causal_mask.hpp), the truth,
+// masks; "hidden" is always decided by our reference mask (kernels/reference/causal_mask.hpp), the truth,
 // never by the backend under test.
 
 namespace {

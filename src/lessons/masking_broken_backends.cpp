@@ -11,9 +11,9 @@
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xview.hpp>
 
-#include "kernels/causal_mask.hpp"
-#include "kernels/gqa.hpp"
-#include "kernels/matmul.hpp"
+#include "kernels/reference/causal_mask.hpp"
+#include "kernels/reference/gqa.hpp"
+#include "kernels/reference/matmul.hpp"
 
 namespace vl::lessons::masking {
 

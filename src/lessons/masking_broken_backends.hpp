@@ -4,7 +4,7 @@
 // working backend that breaks `attention`, written once for float and double (AttentionBreak,
 // lessons/attention_break.hpp), and forwards everything else.
 //
-// The masks it receives are the operation's own (kernels/attention.hpp, ONNX semantics):
+// The masks it receives are the operation's own (kernels/reference/attention.hpp, ONNX semantics):
 // `causal` with its `alignment`, `allowed` (true = may attend; the checks' key-padding mask)
 // and the additive `bias`.
 #include <cstddef>
@@ -14,7 +14,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "backends/backend.hpp"
-#include "kernels/attention.hpp"
+#include "kernels/reference/attention.hpp"
 #include "lessons/attention_break.hpp"
 
 namespace vl::lessons::masking {

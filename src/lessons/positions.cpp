@@ -17,8 +17,8 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/backend.hpp"
-#include "kernels/multi_head_attention.hpp"
-#include "kernels/positional_encoding.hpp"
+#include "kernels/reference/multi_head_attention.hpp"
+#include "kernels/reference/positional_encoding.hpp"
 #include "numeric/numpy_compare.hpp"
 #include "numeric/numpy_format.hpp"
 #include "numeric/torch_mha_init.hpp"

@@ -6,7 +6,7 @@
 
 #include <xtensor/xview.hpp>
 
-#include "kernels/positional_encoding.hpp"
+#include "kernels/reference/positional_encoding.hpp"
 
 namespace vl::lessons::positions {
 

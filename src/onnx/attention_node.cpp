@@ -12,8 +12,8 @@
 
 #include "backends/backend.hpp"
 #include "core/errors.hpp"
-#include "kernels/attention.hpp"
-#include "kernels/heads.hpp"
+#include "kernels/reference/attention.hpp"
+#include "kernels/reference/heads.hpp"
 #include "numeric/float16.hpp"
 
 namespace vl::onnx {

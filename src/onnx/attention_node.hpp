@@ -1,5 +1,5 @@
 #pragma once
-// ONNX's Attention node (opsets 23–26) computed with our kernel (kernels/attention.hpp), on the
+// ONNX's Attention node (opsets 23–26) computed with our kernel (kernels/reference/attention.hpp), on the
 // node's input tensors: the KV cache (present = concat(past, new) on the sequence axis), the
 // external cache (nonpad_kv_seqlen), sliding windows, masks of any rank, softcap, every
 // qk_matmul_output_mode, and float, double and float16 inputs.

@@ -9,7 +9,7 @@
 
 #include "backends/backend.hpp"
 #include "core/errors.hpp"
-#include "kernels/heads.hpp"
+#include "kernels/reference/heads.hpp"
 #include "numeric/float16.hpp"
 
 namespace vl::onnx {

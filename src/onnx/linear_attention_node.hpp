@@ -1,6 +1,6 @@
 #pragma once
 // ONNX's LinearAttention node (opset 27) computed with our chunked kernel
-// (kernels/linear_family_heads.hpp) at the node's chunk_size (default 64; ONNX: a hint that
+// (kernels/reference/linear_family_heads.hpp) at the node's chunk_size (default 64; ONNX: a hint that
 // must not change the output).
 //
 //   inputs   0 query (B, T, Hq·d_k)   1 key (B, T, Hkv·d_k)   2 value (B, T, Hkv·d_v)
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/linear_family_heads.hpp"
+#include "kernels/reference/linear_family_heads.hpp"
 #include "onnx/attention_node.hpp"
 
 namespace vl::backends {

@@ -51,15 +51,15 @@ FILES = {
     "src/numeric/npy.hpp": '#pragma once\n#include "core/errors.hpp"\n#include <vector>\n',
     "src/numeric/npy.cpp": ('#include "numeric/npy.hpp"\n'
                             '// #include "lessons/catalog.hpp"   (a comment, not an include)\n'
-                            '/* #include "engine/spec.hpp"\n   #include "kernels/softmax.hpp" */\n'
+                            '/* #include "engine/spec.hpp"\n   #include "kernels/reference/softmax.hpp" */\n'
                             "int npy;\n"),
-    "src/kernels/softmax.hpp": '#pragma once\n#include "numeric/npy.hpp"\n#include "core/errors.hpp"\n',
+    "src/kernels/reference/softmax.hpp": '#pragma once\n#include "numeric/npy.hpp"\n#include "core/errors.hpp"\n',
     "src/engine/spec.hpp": '#pragma once\n#include "core/errors.hpp"\n',
     "src/engine/spec.cpp": '#include "engine/spec.hpp"\n#include "numeric/npy.hpp"\n',
-    "src/lessons/catalog.hpp": '#pragma once\n#include "engine/spec.hpp"\n#include "kernels/softmax.hpp"\n',
+    "src/lessons/catalog.hpp": '#pragma once\n#include "engine/spec.hpp"\n#include "kernels/reference/softmax.hpp"\n',
     "src/cli/main.cpp": '#include "lessons/catalog.hpp"\n#include "options.hpp"\n#include "core/errors.hpp"\n',
     "src/cli/options.hpp": '#pragma once\n#include "engine/spec.hpp"\n',
-    "verify/kernel_tests.hpp": '#pragma once\n#include "kernels/softmax.hpp"\n',
+    "verify/kernel_tests.hpp": '#pragma once\n#include "kernels/reference/softmax.hpp"\n',
     "verify/test_kernels_softmax.cpp": '#include "kernel_tests.hpp"\n#include "numeric/npy.hpp"\n',
     "verify/test_audit.cpp": '#include "lessons/catalog.hpp"\n#include "kernel_tests.hpp"\n',
     "fuzz/fuzz_spec.cpp": '#include "core/errors.hpp"\n#include "engine/spec.hpp"\n',
@@ -145,9 +145,9 @@ class Synthetic(unittest.TestCase):
 
     def test_unlinked_sibling(self):
         # engine and kernels both sit on numeric; engine does not link kernels.
-        files, line = with_lines(FILES, "src/engine/spec.cpp", '#include "kernels/softmax.hpp"')
+        files, line = with_lines(FILES, "src/engine/spec.cpp", '#include "kernels/reference/softmax.hpp"')
         self.assert_violations(files, [
-            f'src/engine/spec.cpp:{line}: src/engine includes "kernels/softmax.hpp" but vl_engine '
+            f'src/engine/spec.cpp:{line}: src/engine includes "kernels/reference/softmax.hpp" but vl_engine '
             "does not link vl_kernels (declared: vl_core, vl_numeric)"])
 
     def test_component_test_reaching_past_its_component(self):
@@ -165,9 +165,9 @@ class Synthetic(unittest.TestCase):
 
     def test_fuzz_target_reaches_what_its_sources_link(self):
         files, line = with_lines(FILES, "fuzz/fuzz_spec.cpp", '#include "numeric/npy.hpp"',
-                                 '#include "kernels/softmax.hpp"')
+                                 '#include "kernels/reference/softmax.hpp"')
         self.assert_violations(files, [
-            f'fuzz/fuzz_spec.cpp:{line + 1}: fuzz_spec includes "kernels/softmax.hpp" '
+            f'fuzz/fuzz_spec.cpp:{line + 1}: fuzz_spec includes "kernels/reference/softmax.hpp" '
             "but fuzz_spec does not link vl_kernels (declared: compiles src/engine)"])
 
     def test_cli_folder_is_not_a_library(self):
@@ -198,7 +198,7 @@ class Synthetic(unittest.TestCase):
                       lines)
 
     def test_folder_that_is_not_a_component(self):
-        files = dict(FILES, **{"src/backends/registry.hpp": '#include "kernels/softmax.hpp"\n'})
+        files = dict(FILES, **{"src/backends/registry.hpp": '#include "kernels/reference/softmax.hpp"\n'})
         self.assert_violations(files, [
             "src/backends: folder of src/ is not a declared component "
             "(no vl_component(backends ...) in CMakeLists.txt) and no target builds from it"])

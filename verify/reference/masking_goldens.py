@@ -65,7 +65,7 @@ def main():
 
 
 def mha_cross_case(libs):
-    """A second case for kernels/multi_head_attention.hpp, beyond the listing: cross-attention
+    """A second case for kernels/reference/multi_head_attention.hpp, beyond the listing: cross-attention
     (queries of length 3 over keys/values of length 5), batch 2, 4 heads, a bool attn_mask
     (True = blocked), a key_padding_mask (lengths 5 and 3), and then an additive float mask."""
     torch.manual_seed(1)
