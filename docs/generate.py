@@ -458,7 +458,9 @@ class LessonPage:
         statement = c["statement"] if c else block.get("statement")
         kind = c["kind"] if c else block.get("kind")
         tol = c["tolerance"] if c else block.get("tolerance")
-        compare = c.get("compare") if c else block.get("compare")
+        # The direction is the spec's, as the engine parsed it (lessons spec --json); the audit's
+        # copy of the claim only where the export lacks it.
+        compare = block.get("compare") or (c or {}).get("compare")
         src = c["source"] if c else block.get("source")
         rows = []
         if c is None:
@@ -470,7 +472,7 @@ class LessonPage:
             rows.append(
                 f'<div class="vl-check"><span class="vl-label">Check</span> <span class="vl-check-name">{esc(ch["name"])}</span>'
                 f'<div class="vl-measure"><span class="vl-measured {"vl-ok" if ok else "vl-bad"}">'
-                f'{reading(cid, ch.get("measured"), tol, compare)}</span> {verdict("passed" if ok else "failed", True)}</div>'
+                f'{reading(cid, ch.get("measured"), tol, compare, failed=not ok)}</span> {verdict("passed" if ok else "failed", True)}</div>'
                 f'<div class="vl-detail">{esc(ch.get("detail", ""))}</div>'
                 + (f'<div class="vl-why">error: {esc(ch["error"])}</div>' if ch.get("error") else "") + '</div>')
             ctls = ch.get("controls", [])

@@ -8,6 +8,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include <xtensor/xview.hpp>
 
@@ -16,6 +18,7 @@
 #include "engine/audit.hpp"
 #include "lessons/attention.hpp"
 #include "lessons/encoder_decoder.hpp"
+#include "lessons/masking.hpp"
 
 namespace {
 
@@ -204,4 +207,62 @@ BOOST_AUTO_TEST_CASE(a_layer_result_of_the_wrong_shape_is_an_error) {
   const auto& c = claim(report, "encoder-decoder.layer-norm-standardises");
   BOOST_TEST((c.status == vl::Status::error));
   BOOST_TEST(c.why.find("returned a layer-norm output of shape") != std::string::npos, c.why);
+}
+
+// An implementation that returns NaN everywhere, the same NaN in every run, is not judged equal
+// to itself: attention.convex-combination and the masking lesson's identities (one pass against
+// decoding, the two alignments) compare two of its outputs, and each fails (numeric/compare.hpp:
+// a value that is not finite is infinitely far from every value, itself included).
+namespace {
+class NanEverywhere : public vl::backends::Decorator {
+ public:
+  NanEverywhere() : Decorator(vl::backends::plain(), "nan everywhere") {}
+  bool ours() const override { return false; }
+  vl::AttentionResult<double, 4> attention(const vl::backends::Tensor4<double>& q, const vl::backends::Tensor4<double>& k,
+                                           const vl::backends::Tensor4<double>& v, const vl::AttentionOptions<double>& o) const override {
+    vl::AttentionResult<double, 4> r = base().attention(q, k, v, o);
+    r.output.fill(std::numeric_limits<double>::quiet_NaN());
+    if (o.return_weights) r.weights.fill(std::numeric_limits<double>::quiet_NaN());
+    return r;
+  }
+  using Decorator::attention;
+};
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_same_nan_twice_is_not_a_match) {
+  const auto report = audit(std::make_shared<NanEverywhere>(), {"masking.one-pass-equals-decoding", "masking.alignment"},
+                            vl::lessons::masking::lesson());
+  BOOST_REQUIRE_EQUAL(report.lessons.size(), 1u);
+  BOOST_REQUIRE_EQUAL(report.lessons[0].claims.size(), 2u);
+  for (const auto& c : report.lessons[0].claims) {
+    BOOST_TEST((c.status == vl::Status::failed), c.claim.id << ": " << vl::to_string(c.status) << ": " << c.why);
+    for (const auto& ch : c.checks) BOOST_TEST(std::isinf(ch.measured.value), c.claim.id << " measured " << ch.measured.value);
+  }
+}
+
+// A claim of "at least t" is not passed by NaN: an encoder whose every output is NaN "moves" by
+// ∞ when an input changes, which the influence check's value reads as ≥ 1e-3; the check's
+// condition that every output be finite fails it (it passed before that condition).
+namespace {
+class NanEncoder : public vl::backends::Decorator {
+ public:
+  NanEncoder() : Decorator(vl::backends::plain(), "nan encoder") {}
+  bool ours() const override { return false; }
+  vl::backends::Tensor3 encoder_layer(const vl::backends::Tensor3& x, const vl::EncoderLayerParameters<double>& p, std::size_t heads,
+                                      const vl::LayerOptions& o, const vl::MhaOptions<double>& self) const override {
+    vl::backends::Tensor3 y = base().encoder_layer(x, p, heads, o, self);
+    y.fill(std::numeric_limits<double>::quiet_NaN());
+    return y;
+  }
+};
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(nan_does_not_pass_an_at_least_claim) {
+  const auto report = audit(std::make_shared<NanEncoder>(), {"encoder-decoder.encoder-sees-every-position"},
+                            vl::lessons::encoder_decoder::lesson());
+  BOOST_REQUIRE_EQUAL(report.lessons.at(0).claims.size(), 1u);
+  const auto& c = report.lessons[0].claims[0];
+  BOOST_TEST((c.status == vl::Status::failed), vl::to_string(c.status) << ": " << c.why);
+  BOOST_REQUIRE_EQUAL(c.checks.size(), 1u);
+  BOOST_TEST(c.checks[0].measured.unmet.size() == 1u);
 }

@@ -74,12 +74,14 @@ Measurement encoder_sees_every_position(const CheckContext& ctx) {
   // Replace one input position: every output position of the 2-layer encoder moves by at least
   // the tolerance (a lower bound here). Value: the smallest entry of the influence tables.
   double least = kInfinity;
-  std::vector<double> row0;
+  bool finite = true;  // a NaN or ∞ output "moves" by ∞ (numeric/compare.hpp): it must not pass
   for (const Drawn& d : models()) {
     const auto t = influence([&](const Tensor3& x) { return encode(ctx.backend, d.m, x); }, d.m.src, d.src_new);
     least = std::min(least, xt::amin(t)());
+    finite = finite && std::all_of(t.begin(), t.end(), [](double x) { return std::isfinite(x); });
   }
-  return {least, fmt::format("smallest |Δ output i| over all (i, changed j), 3 encoders: {:.2e}", least)};
+  Measurement m{least, fmt::format("smallest |Δ output i| over all (i, changed j), 3 encoders: {:.2e}", least)};
+  return m.require(finite, "an output is NaN or infinite: its change says nothing");
 }
 
 Measurement decoder_prefix_unchanged(const CheckContext& ctx) {
@@ -110,12 +112,15 @@ Measurement cross_attention_reads_encoder(const CheckContext& ctx) {
   // Replace one position of the memory (the encoder's output): every decoder position moves by
   // at least the tolerance. Value: the smallest entry of the tables.
   double least = kInfinity;
+  bool finite = true;  // as above: a NaN or ∞ output must not pass as "moved"
   for (const Drawn& d : models()) {
     const Tensor3 memory = encode(ctx.backend, d.m, d.m.src);
     const auto t = influence([&](const Tensor3& mem) { return decode(ctx.backend, d.m, d.m.tgt, mem); }, memory, d.mem_new);
     least = std::min(least, xt::amin(t)());
+    finite = finite && std::all_of(t.begin(), t.end(), [](double x) { return std::isfinite(x); });
   }
-  return {least, fmt::format("smallest |Δ decoder output i| over all (i, changed memory j), 3 models: {:.2e}", least)};
+  Measurement m{least, fmt::format("smallest |Δ decoder output i| over all (i, changed memory j), 3 models: {:.2e}", least)};
+  return m.require(finite, "a decoder output is NaN or infinite: its change says nothing");
 }
 
 Measurement teacher_forcing(const CheckContext& ctx) {

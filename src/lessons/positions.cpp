@@ -131,8 +131,7 @@ double weights_mismatch(const xt::xtensor<double, 3>& w_perm, const xt::xtensor<
   for (std::size_t h = 0; h < w.shape(0); ++h)
     for (std::size_t r = 0; r < perm.size(); ++r)
       for (std::size_t c = 0; c < perm.size(); ++c) {
-        const double d = std::fabs(w_perm(h, r, c) - w(h, std::size_t(perm[r]), std::size_t(perm[c])));
-        worst = std::max(worst, std::isnan(d) ? kInf : d);
+        worst = std::max(worst, difference(w_perm(h, r, c), w(h, std::size_t(perm[r]), std::size_t(perm[c]))));
       }
   return worst;
 }
@@ -167,17 +166,21 @@ Measurement permutation_equivariant(const CheckContext& ctx) {
 
 Measurement encoding_breaks_equivariance(const CheckContext& ctx) {
   // With the encoding added to the tokens (positions fixed), the permuted sequence's outputs AND
-  // attention weights must differ from the permuted ones, by at least `tolerance`, for every
-  // non-identity permutation.
+  // attention weights must differ from the permuted ones, by at least the tolerance, for every
+  // non-identity permutation. A NaN or ∞ "differs" by ∞ (numeric/compare.hpp): every output and
+  // weight must also be finite, or a broken implementation would pass by returning NaN.
   double least = kInf;
   std::string where;
   std::size_t cases = 0;
+  bool finite = true;
+  auto all_finite = [](const auto& a) { return std::all_of(a.begin(), a.end(), [](double x) { return std::isfinite(x); }); };
   for (const Module& m : kModules) {
     const Drawn in = draw(m);
     const Matrix P = backends::positional_encoding_table(ctx.backend, m.n, m.d);
     const auto base = self_attention(ctx.backend, in, m.h, Matrix(in.x + P));
     for (const auto& perm : in.perms) {
       const auto moved = self_attention(ctx.backend, in, m.h, Matrix(permute_rows(in.x, perm) + P));
+      finite = finite && all_finite(base.output) && all_finite(base.weights) && all_finite(moved.output) && all_finite(moved.weights);
       const double out_err = max_abs_diff(moved.output, permute_rows(base.output, perm));
       const double w_err = weights_mismatch(moved.weights, base.weights, perm);
       const double e = std::min(out_err, w_err);
@@ -185,8 +188,9 @@ Measurement encoding_breaks_equivariance(const CheckContext& ctx) {
       ++cases;
     }
   }
-  return {least, fmt::format("smallest min(output difference, weight difference) over {} permutations: {:.2e} (at {})", cases,
-                             least, where)};
+  Measurement r{least, fmt::format("smallest min(output difference, weight difference) over {} permutations: {:.2e} (at {})", cases,
+                                   least, where)};
+  return r.require(finite, "an output or weight is NaN or infinite: a difference from it says nothing");
 }
 
 Measurement shift_is_rotation(const CheckContext& ctx) {

@@ -13,13 +13,16 @@ Closeness closeness(const std::vector<double>& actual, const std::vector<double>
   double worst_excess = -std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < actual.size(); ++i) {
     const double a = actual[i], e = expected[i];
-    const double diff = difference(a, e);  // the NaN rule: compare.hpp
-    double excess;
+    double diff, excess;
     bool ok;
     if (!std::isfinite(a) || !std::isfinite(e)) {
-      ok = diff == 0;  // NaN only matches NaN, an infinity only the same infinity
+      // The expected array's own NaN or ∞ (compare.hpp): NaN only matches NaN, an infinity only
+      // the same infinity.
+      ok = std::isnan(a) ? std::isnan(e) : a == e;
+      diff = ok ? 0.0 : kInfinity;
       excess = diff;
     } else {
+      diff = difference(a, e);
       excess = diff - (atol + rtol * std::fabs(e));
       ok = excess <= 0;
       if (e != 0) c.max_rel_error = std::max(c.max_rel_error, diff / std::fabs(e));

@@ -2,15 +2,24 @@
 // How far apart two numbers, or two arrays, are: the one place the suite compares numbers for a
 // verdict (the checks' measurements, the goldens, `lessons compare`, the ONNX cases).
 //
-// The one NaN rule. Two values that are the same (a NaN with a NaN, an infinity with the same
-// infinity) are 0 apart; a NaN against anything else, or an infinity against anything else, is
-// infinitely far. So a NaN never slips under a tolerance, and it survives a running maximum
-// (std::max(acc, NaN) would return acc): every difference here is a number, never NaN. This is
-// numpy.testing.assert_allclose's rule (equal_nan=True), which ONNX's test runner uses too.
+// The NaN rule, in its two forms, both written here and nowhere else:
+//
+//   A measured difference (difference, max_abs_diff: what a check compares with its tolerance).
+//   A value that is not finite, NaN or ±∞, is infinitely far from every value, itself
+//   included: an implementation that returns NaN (or ∞) in the same place twice has not computed
+//   the same number twice, and a check that compares two of its outputs must not read 0. So a
+//   difference is never NaN, never slips under a tolerance, and survives a running maximum
+//   (std::max(acc, NaN) would return acc).
+//
+//   An expected array's own NaN or ∞ (closeness: numpy.testing.assert_allclose, which ONNX's
+//   test runner and `lessons compare` use). Expected data may hold NaN or ±∞ on purpose; there a
+//   NaN matches a NaN and an infinity the same infinity, as assert_allclose's equal_nan=True,
+//   and anything else against them is infinitely far.
+//
 // (numeric/numpy_compare.hpp is not a comparison of the suite's: it reproduces NumPy's own
 // np.allclose and np.abs(a − b).max() as a lesson's listing prints them, NaN included.)
 //
-//   difference(a, e)        |a − e| under the rule above
+//   difference(a, e)        |a − e|; ∞ when either is not finite
 //   max_abs_diff(A, E)      max over elements of difference; ∞ when the shapes differ
 //   closeness(A, E, r, a)   every |a − e| ≤ atol + rtol·|e| (assert_allclose), with where it fails
 #include <algorithm>
@@ -24,10 +33,9 @@ namespace vl {
 
 inline constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-/// |a − e|, 0 for the same NaN-or-infinity, ∞ for a NaN or an infinity against anything else.
+/// |a − e| of two finite values; ∞ when either is NaN or infinite (the measured form of the rule).
 inline double difference(double a, double e) {
-  if (std::isnan(a) || std::isnan(e)) return std::isnan(a) && std::isnan(e) ? 0.0 : kInfinity;
-  if (std::isinf(a) || std::isinf(e)) return a == e ? 0.0 : kInfinity;
+  if (!std::isfinite(a) || !std::isfinite(e)) return kInfinity;
   return std::fabs(a - e);
 }
 

@@ -18,11 +18,9 @@ float-mask-ignored    attention ignores an additive (float) mask
 import os
 import sys
 
-import numpy as np
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "adapters"))
-import numpy_reference as ref  # noqa: E402
-from vl_candidate import serve  # noqa: E402
+# NumPy and the adapters are imported when a fault runs (below), not for --table: CMake reads the
+# table when it configures, before anything else is needed.
+np = ref = serve = None
 
 
 def causal_off_by_one():
@@ -152,6 +150,10 @@ if __name__ == "__main__":
         sys.exit(0)
     if len(sys.argv) != 2 or sys.argv[1] not in FAULTS:
         sys.exit(f"usage: broken_reference.py {{{'|'.join(FAULTS)}}} | --table")
+    import numpy as np  # noqa: E402  (module globals: the faults read them when they run)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "adapters"))
+    import numpy_reference as ref  # noqa: E402
+    from vl_candidate import serve  # noqa: E402
     FAULTS[sys.argv[1]][0]()
     serve("numpy-reference, " + sys.argv[1], {
         "attention": lambda *a: ref.attention(*a),

@@ -129,7 +129,6 @@ class NodeCases(unittest.TestCase):
         for line in skips:
             self.assertRegex(line, r"^SKIP test_\S+: backend 'fused' has no (attention-scores|attention-storage-rounding|linear-family)")
         self.assertEqual(sum("has no linear-family" in line for line in skips), 14)
-        self.assertNotIn("not compared", r.stdout)
         old = lessons("onnx", CASES, "--backend", "fused")
         self.assertEqual(old.returncode, 0, old.stdout + old.stderr)
         self.assertEqual(old.stdout.splitlines()[-1], "41 passed, 0 failed")
