@@ -95,6 +95,10 @@ BOOST_AUTO_TEST_CASE(max_abs_diff_follows_the_rule_and_refuses_other_shapes) {
   BOOST_TEST(vl::max_abs_diff(c, xt::xarray<double>{1.0, 2.0, 3.0}) == kInf);  // the NaN at index 1 is not dropped
   BOOST_TEST(vl::max_abs_diff(a, xt::xarray<double>{1.0, 2.0}) == kInf);
   BOOST_TEST(vl::max_abs_diff(xt::xarray<double>::from_shape({0}), xt::xarray<double>::from_shape({0})) == 0.0);
+  BOOST_TEST(vl::all_finite(xt::xarray<double>{1.0, -2.0, 1e308}));
+  BOOST_TEST(!vl::all_finite(xt::xarray<double>{1.0, kNaN}));
+  BOOST_TEST(!vl::all_finite(xt::xarray<double>{-kInf, 1.0}));
+  BOOST_TEST(!vl::all_finite(xt::xarray<float>{1.0f, std::numeric_limits<float>::infinity()}));
   // assert_allclose's form: an expected NaN or ∞ is matched by the same value.
   BOOST_TEST(vl::closeness({1.0, kNaN, kInf, 4.0}, {1.5, kNaN, kInf, 4.0}, 0.0, 0.5).passed);
   BOOST_TEST(!vl::closeness({1.0, kNaN, kInf, 4.0}, {1.0, 2.0, kInf, 4.0}, 0.0, 1e300).passed);

@@ -23,8 +23,7 @@ void add_list_command(CLI::App& app) {
         int checks = 0;
         for (const auto& ch : lesson.checks) checks += ch.claim_id == c.id;
         // "tolerance <= 1e-12", ">= 0.001", "none": the direction is the spec's (compare:).
-        const std::string bound = c.compare ? fmt::format("{} {}", to_string(*c.compare), c.tolerance_text) : c.tolerance_text;
-        fmt::print("  claim   {}  ({}, tolerance {}){}\n", c.id, to_string(c.kind), bound, checks ? "" : "  [no check]");
+        fmt::print("  claim   {}  ({}, tolerance {}){}\n", c.id, to_string(c.kind), c.stated_bound(), checks ? "" : "  [no check]");
       }
     }
   });

@@ -38,9 +38,8 @@ void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
                               : c.status == Status::error          ? "ERROR"
                                                                    : "FAIL";
       // The direction is the spec's (compare:): "tolerance <= 1e-12", ">= 0.001", "none".
-      const std::string bound = c.claim.compare ? fmt::format("{} {}", to_string(*c.claim.compare), c.claim.tolerance_text) : c.claim.tolerance_text;
       fmt::print(out, "  {:<7} claim {:<40} measured {:>9}  tolerance {:<9} controls rejected {}/{}\n", tag, c.claim.id,
-                 measured(c), bound, n_rejected, n_controls);
+                 measured(c), c.claim.stated_bound(), n_rejected, n_controls);
       if (c.status != Status::passed) fmt::print(out, "          {}: {}\n", to_string(c.status), c.why);
       if (verbose)
         for (const auto& ch : c.checks) {

@@ -59,6 +59,8 @@ struct Claim {
   std::optional<double> tolerance;
   std::string tolerance_text;
   std::optional<Comparison> compare;  // present exactly when tolerance is a number
+  /// The comparison and tolerance as the spec states them: "<= 1e-12", ">= 1e-3", "none".
+  std::string stated_bound() const;
   std::string statement;
   std::string source;
   ClaimSubject subject = ClaimSubject::computation;

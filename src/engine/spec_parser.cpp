@@ -49,6 +49,10 @@ std::string to_string(Comparison c) {
   return "?";
 }
 
+std::string Claim::stated_bound() const {
+  return compare ? fmt::format("{} {}", to_string(*compare), tolerance_text) : tolerance_text;
+}
+
 std::string to_string(BlockKind kind) {
   switch (kind) {
     case BlockKind::prose: return "prose";

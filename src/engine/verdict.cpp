@@ -27,7 +27,7 @@ bool passes(const Claim& claim, const Measurement& m) {
 
 std::string judged(const Claim& claim, const Measurement& m) {
   std::string s = claim.tolerance && claim.compare
-                      ? fmt::format("{:.6g} {} {}", m.value, to_string(*claim.compare), claim.tolerance_text)
+                      ? fmt::format("{:.6g} {}", m.value, claim.stated_bound())
                       : std::string("no tolerance: a pass/fail property");
   if (!m.unmet.empty()) s += fmt::format("; unmet: {}", fmt::join(m.unmet, "; "));
   return s;

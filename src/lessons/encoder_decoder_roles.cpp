@@ -78,7 +78,7 @@ Measurement encoder_sees_every_position(const CheckContext& ctx) {
   for (const Drawn& d : models()) {
     const auto t = influence([&](const Tensor3& x) { return encode(ctx.backend, d.m, x); }, d.m.src, d.src_new);
     least = std::min(least, xt::amin(t)());
-    finite = finite && std::all_of(t.begin(), t.end(), [](double x) { return std::isfinite(x); });
+    finite = finite && all_finite(t);
   }
   Measurement m{least, fmt::format("smallest |Δ output i| over all (i, changed j), 3 encoders: {:.2e}", least)};
   return m.require(finite, "an output is NaN or infinite: its change says nothing");
@@ -117,7 +117,7 @@ Measurement cross_attention_reads_encoder(const CheckContext& ctx) {
     const Tensor3 memory = encode(ctx.backend, d.m, d.m.src);
     const auto t = influence([&](const Tensor3& mem) { return decode(ctx.backend, d.m, d.m.tgt, mem); }, memory, d.mem_new);
     least = std::min(least, xt::amin(t)());
-    finite = finite && std::all_of(t.begin(), t.end(), [](double x) { return std::isfinite(x); });
+    finite = finite && all_finite(t);
   }
   Measurement m{least, fmt::format("smallest |Δ decoder output i| over all (i, changed memory j), 3 models: {:.2e}", least)};
   return m.require(finite, "a decoder output is NaN or infinite: its change says nothing");

@@ -173,7 +173,6 @@ Measurement encoding_breaks_equivariance(const CheckContext& ctx) {
   std::string where;
   std::size_t cases = 0;
   bool finite = true;
-  auto all_finite = [](const auto& a) { return std::all_of(a.begin(), a.end(), [](double x) { return std::isfinite(x); }); };
   for (const Module& m : kModules) {
     const Drawn in = draw(m);
     const Matrix P = backends::positional_encoding_table(ctx.backend, m.n, m.d);

@@ -39,6 +39,12 @@ inline double difference(double a, double e) {
   return std::fabs(a - e);
 }
 
+/// Whether every element of an array (an xtensor expression) is finite: neither NaN nor ±∞.
+template <class A>
+bool all_finite(const A& a) {
+  return std::all_of(a.begin(), a.end(), [](auto x) { return std::isfinite(double(x)); });
+}
+
 /// max(worst, x), with a NaN x making it ∞ (for a running maximum of measured values).
 inline double worse(double worst, double x) { return std::isnan(x) ? kInfinity : std::max(worst, x); }
 
