@@ -34,7 +34,7 @@ class Empty : public vl::backends::Backend {
  public:
   std::string name() const override { return "empty"; }
   std::string summary() const override { return "no operation"; }
-  bool supports(vl::backends::Op) const override { return false; }
+  bool supports(vl::backends::Need) const override { return false; }
 };
 
 vl::AuditReport audit(std::shared_ptr<const vl::backends::Backend> backend, std::vector<std::string> select,
@@ -176,14 +176,14 @@ BOOST_AUTO_TEST_CASE(the_backends_say_what_they_have) {
   for (auto op : vl::backends::kAllOps) BOOST_TEST(all[0]->supports(op));
   const auto fused = vl::backends::find("fused");
   BOOST_TEST(fused->supports(vl::backends::Op::attention));
-  BOOST_TEST(!fused->supports(vl::backends::Op::attention_weights));
+  BOOST_TEST(!fused->supports({vl::backends::Op::attention, vl::backends::Option::weights}));
   BOOST_TEST(fused->supports(vl::backends::Op::linear_chunked));
   BOOST_TEST(!fused->supports(vl::backends::Op::linear_parallel));
   BOOST_CHECK_THROW(fused->linear_parallel({}, {}, {}), vl::backends::Unsupported);
   try {
     fused->linear_parallel({}, {}, {});
   } catch (const vl::backends::Unsupported& e) {
-    BOOST_TEST((e.op == vl::backends::Op::linear_parallel));
+    BOOST_TEST((e.need == vl::backends::Need(vl::backends::Op::linear_parallel)));
   }
   BOOST_TEST(vl::backends::find("nope") == nullptr);
 }

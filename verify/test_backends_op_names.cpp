@@ -20,5 +20,5 @@ BOOST_AUTO_TEST_CASE(every_operation_has_its_own_name) {
   // The names the docs and the CLI tests use.
   BOOST_TEST(vl::backends::to_string(vl::backends::Op::linear_recurrent) == "linear-recurrent");
   BOOST_TEST(vl::backends::to_string(vl::backends::Op::linear_chunked) == "linear-chunked");
-  BOOST_TEST(vl::backends::to_string(vl::backends::Op::attention_weights) == "attention-weights");
+  BOOST_TEST(vl::backends::to_string({vl::backends::Op::attention, vl::backends::Option::weights}) == "attention-weights");
 }

@@ -86,7 +86,7 @@ namespace {
 struct NoOperation : vl::backends::Backend {
   std::string name() const override { return "none"; }
   std::string summary() const override { return "no operation"; }
-  bool supports(vl::backends::Op) const override { return false; }
+  bool supports(vl::backends::Need) const override { return false; }
 };
 
 vl::CheckContext context(const vl::backends::Backend& b) { return {b, std::filesystem::path(VL_SOURCE_DIR) / "reference_outputs"}; }

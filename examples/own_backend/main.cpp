@@ -19,7 +19,9 @@
 
 namespace {
 
+using vl::backends::Need;
 using vl::backends::Op;
+using vl::backends::Option;
 using vl::backends::Tensor4;
 
 template <class T>
@@ -54,7 +56,7 @@ class MyBackend : public vl::backends::Backend {
  public:
   std::string name() const override { return "my-kernel"; }
   std::string summary() const override { return "examples/own_backend: a loop-nest attention"; }
-  bool supports(Op op) const override { return op == Op::attention || op == Op::attention_weights; }
+  bool supports(Need need) const override { return need == Need(Op::attention) || need == Need(Op::attention, Option::weights); }
   vl::AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
                                            const vl::AttentionOptions<double>& o) const override {
     return run(q, k, v, o);
@@ -67,8 +69,8 @@ class MyBackend : public vl::backends::Backend {
  private:
   template <class T>
   vl::AttentionResult<T, 4> run(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const vl::AttentionOptions<T>& o) const {
-    if (o.return_scores) lacks(Op::attention_scores);
-    if (o.round) lacks(Op::attention_storage_rounding);
+    if (o.return_scores) lacks({Op::attention, Option::score_stages});
+    if (o.round) lacks({Op::attention, Option::storage_rounding});
     if (o.softcap != 0 || o.kv_lengths || o.left_window >= 0 || o.right_window >= 0 || o.first_query)
       throw vl::backends::UnsupportedOption(Op::attention, "my-kernel has no softcap, KV lengths, windows or query offset");
     const std::array<std::size_t, 4> shape{q.shape(0), q.shape(1), q.shape(2), k.shape(2)};

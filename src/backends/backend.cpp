@@ -5,49 +5,27 @@
 
 namespace vl::backends {
 
-std::string to_string(Op op) {
-  switch (op) {
-    case Op::attention: return "attention";
-    case Op::attention_weights: return "attention-weights";
-    case Op::attention_scores: return "attention-scores";
-    case Op::attention_storage_rounding: return "attention-storage-rounding";
-    case Op::attention_backward: return "attention-backward";
-    case Op::multi_head_attention: return "multi-head-attention";
-    case Op::positional_encoding: return "positional-encoding";
-    case Op::linear_parallel: return "linear-parallel";
-    case Op::linear_recurrent: return "linear-recurrent";
-    case Op::linear_chunked: return "linear-chunked";
-    case Op::layer_norm: return "layer-norm";
-    case Op::encoder_layer: return "encoder-layer";
-    case Op::decoder_layer: return "decoder-layer";
-    case Op::decoder_step: return "decoder-step";
-    case Op::shift_right: return "shift-right";
-    case Op::linear_family: return "linear-family";
-  }
-  return "?";
-}
-
-void Backend::lacks(Op op, const std::string& why) const { throw Unsupported(op, lacking(op, why)); }
-std::string Backend::lacking(Op op, const std::string& why) const {
-  return "backend '" + name() + "' has no " + to_string(op) + (why.empty() ? "" : " (" + why + ")");
+void Backend::lacks(Need need, const std::string& why) const { throw Unsupported(need, lacking(need, why)); }
+std::string Backend::lacking(Need need, const std::string& why) const {
+  return "backend '" + name() + "' has no " + to_string(need) + (why.empty() ? "" : " (" + why + ")");
 }
 
 // The defaults: a backend that does not override an operation lacks it. (The parameters are
 // named for the forwarding call below, and unused here.)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-#define VL_DEFINE_LACKING(R, NAME, PARAMETERS, ARGUMENTS) \
+#define VL_DEFINE_LACKING(OP, R, NAME, PARAMETERS, ARGUMENTS) \
   R Backend::NAME PARAMETERS const { lacks(Op::NAME); }
-VL_BACKEND_OPERATIONS(VL_DEFINE_LACKING)
+VL_OPERATIONS(VL_NO_OP, VL_DEFINE_LACKING)
 #undef VL_DEFINE_LACKING
 #pragma GCC diagnostic pop
 
 Decorator::Decorator(std::shared_ptr<const Backend> base, std::string name) : base_(std::move(base)), name_(std::move(name)) {}
 
 // The decorator: every operation goes to the base.
-#define VL_DEFINE_FORWARD(R, NAME, PARAMETERS, ARGUMENTS) \
+#define VL_DEFINE_FORWARD(OP, R, NAME, PARAMETERS, ARGUMENTS) \
   R Decorator::NAME PARAMETERS const { return base_->NAME ARGUMENTS; }
-VL_BACKEND_OPERATIONS(VL_DEFINE_FORWARD)
+VL_OPERATIONS(VL_NO_OP, VL_DEFINE_FORWARD)
 #undef VL_DEFINE_FORWARD
 
 MhaResult<double, 2> multi_head_attention_2d(const Backend& b, const Matrix& query, const Matrix& key, const Matrix& value,

@@ -31,7 +31,7 @@ std::string shape_text(const std::vector<std::size_t>& s) { return fmt::format("
 // with their shape and dtype checked. The folder goes when the request does.
 class CandidateBackend::Request {
  public:
-  Request(const CandidateBackend& b, std::string op, Op which) : b_(b), op_(std::move(op)), which_(which) {
+  Request(const CandidateBackend& b, std::string op, Need which) : b_(b), op_(std::move(op)), which_(which) {
     candidate_signals::throw_if_interrupted();  // SIGINT/SIGTERM: no new request, unwind
     std::lock_guard lock(b_.mutex_);
     id_ = b_.next_id_++;
@@ -100,9 +100,10 @@ class CandidateBackend::Request {
     }
   }
 
-  /// The output `name`, which must be a .npy file of T's dtype and this shape.
+  /// The output `name`, which must be a .npy file of T's dtype and rank N (its shape is the
+  /// operation's to check: check_shapes).
   template <class T, std::size_t N>
-  xt::xtensor<T, N> result(const std::string& name, const std::vector<std::size_t>& shape) {
+  xt::xtensor<T, N> result(const std::string& name) {
     const std::filesystem::path path = outputs_.at(name).get<std::string>();
     if (!std::filesystem::exists(path)) throw CandidateError(fmt::format("{}: output '{}' was not written ({})", where(), name, path.string()));
     npy::Info info;
@@ -113,15 +114,26 @@ class CandidateBackend::Request {
     }
     if (info.dtype != dtype_name<T>())
       throw CandidateError(fmt::format("{}: output '{}' is {}; the inputs are {}", where(), name, info.dtype, dtype_name<T>()));
-    if (info.shape != shape)
-      throw CandidateError(fmt::format("{}: output '{}' has shape {}; the operation defines {}", where(), name, shape_text(info.shape),
-                                       shape_text(shape)));
+    if (info.shape.size() != N)
+      throw CandidateError(fmt::format("{}: output '{}' has shape {}; the operation defines a {}-dimensional array", where(), name,
+                                       shape_text(info.shape), N));
     return npy::load_exact<T>(path);
   }
 
+  /// Throws CandidateError at the first output whose shape is not the one the operation defines.
+  void check_shapes(const std::vector<ops::ResultShape>& shapes) const {
+    for (const ops::ResultShape& s : shapes)
+      if (s.got != s.want)
+        throw CandidateError(fmt::format("{}: output '{}' has shape {}; the operation defines {}", where(), s.output, shape_text(s.got),
+                                         shape_text(s.want)));
+  }
+
+  /// The candidate cannot be asked this call (a setting the protocol or its hello lacks).
   [[noreturn]] void refuse(const std::string& why) const {
     throw CandidateRefused(which_, fmt::format("candidate '{}' has no {}: {}", b_.name_, op_, why));
   }
+  /// The protocol cannot carry this option of the operation.
+  [[noreturn]] void refuse(Option option, const std::string& why) const { throw CandidateRefused(Need(which_.op, option), why); }
   /// The hello listed this optional attr ("attrs": [...]): the candidate implements it.
   bool knows(const std::string& attr) const { return b_.attrs_.count(attr) > 0; }
 
@@ -129,7 +141,7 @@ class CandidateBackend::Request {
   std::string where() const { return fmt::format("candidate '{}', request {} ({})", b_.name_, id_, op_); }
   const CandidateBackend& b_;
   std::string op_;
-  Op which_;
+  Need which_;
   int id_ = 0;
   std::filesystem::path dir_;
   json inputs_ = json::object(), outputs_ = json::object();
@@ -205,188 +217,53 @@ std::string CandidateBackend::summary() const {
 bool CandidateBackend::supports_request(const std::string& op) const { return ops_.count(op) > 0; }
 
 namespace {
-// The vl-candidate/1 request that carries an operation; nullptr where the protocol has none.
+// The vl-candidate/1 request that carries an operation (its op header's `request`); nullptr where
+// the protocol has none.
 const char* protocol_request(Op op) {
   switch (op) {
-    case Op::attention:
-    case Op::attention_weights: return "attention";
-    case Op::attention_backward: return "attention_backward";
-    case Op::multi_head_attention: return "mha";
-    case Op::positional_encoding: return "positional_encoding";
-    case Op::linear_parallel:
-    case Op::linear_recurrent:
-    case Op::linear_chunked: return "linear_attention";
-    default: return nullptr;  // score stages, storage rounding, the linear family, the Transformer layers
+#define VL_OP_REQUEST(OP, NAME) \
+  case Op::NAME: return OP::request;
+    VL_OPERATIONS(VL_OP_REQUEST, VL_NO_SIGNATURE)
+#undef VL_OP_REQUEST
   }
+  return nullptr;
 }
 }  // namespace
 
-bool CandidateBackend::supports(Op op) const {
-  const char* request = protocol_request(op);
-  return request != nullptr && supports_request(request);
+bool CandidateBackend::supports(Need need) const {
+  const char* request = protocol_request(need.op);
+  if (request == nullptr || !supports_request(request)) return false;
+  return need.option == Option::none || need.option == Option::weights;  // vl-candidate/1 carries the weights, no other option
 }
 
-std::string CandidateBackend::lacking(Op op, const std::string& why) const {
-  if (protocol_request(op) == nullptr)
-    return fmt::format("vl-candidate/1 has no request for {}; candidate '{}' was not asked{}", to_string(op), name_,
+std::string CandidateBackend::lacking(Need need, const std::string& why) const {
+  if (protocol_request(need.op) == nullptr)
+    return fmt::format("vl-candidate/1 has no request for {}; candidate '{}' was not asked{}", to_string(need), name_,
                        why.empty() ? "" : " (" + why + ")");
-  return Backend::lacking(op, why);
+  return Backend::lacking(need, why);
 }
 
-namespace {
-// The attention attrs and mask of vl-candidate/1 from our options; what it cannot carry is refused.
-template <class T>
-void attention_request(CandidateBackend::Request& r, const AttentionOptions<T>& o) {
-  if (o.return_scores) throw CandidateRefused(Op::attention_scores, "vl-candidate/1 has no score stages (qk_matmul_output)");
-  if (o.round) throw CandidateRefused(Op::attention_storage_rounding, "vl-candidate/1 has no storage rounding");
-  // Optional attrs (docs/candidates.md): sent only to a candidate whose hello lists them, so that
-  // one that does not know them is not applicable rather than judged on what it ignored.
-  if (o.kv_lengths) {
-    if (!r.knows("kv_lengths")) r.refuse("its hello lists no attr 'kv_lengths' (vl-candidate/1's per-batch key lengths, nonpad_kv_seqlen)");
-    r.attrs["kv_lengths"] = *o.kv_lengths;
-  }
-  if (o.left_window >= 0 || o.right_window >= 0) {
-    if (!r.knows("window")) r.refuse("its hello lists no attr 'window' (vl-candidate/1's sliding window, left_window/right_window)");
-    r.attrs["left_window"] = o.left_window;
-    r.attrs["right_window"] = o.right_window;
-  }
-  if (o.first_query) {
-    if (!r.knows("first_query")) r.refuse("its hello lists no attr 'first_query' (vl-candidate/1's query position, a KV cache's past length)");
-    r.attrs["first_query"] = *o.first_query;
-  }
-  r.attrs["causal"] = o.causal;
-  r.attrs["alignment"] = o.alignment == CausalAlignment::top_left ? "top_left" : "bottom_right";
-  r.attrs["scale"] = o.scale ? json(double(*o.scale)) : json(nullptr);
-  r.attrs["softcap"] = double(o.softcap);
-  if (o.allowed && o.bias) {  // one mask: the additive one, −∞ where the bool one forbids
-    const xt::xarray<T> m = xt::where(*o.allowed, *o.bias, -std::numeric_limits<T>::infinity());
-    r.input("mask", m);
-  } else if (o.allowed) {
-    r.input("mask", *o.allowed);
-  } else if (o.bias) {
-    r.input("mask", *o.bias);
+// Every operation: one request, encoded and decoded by its op header; an operation the protocol
+// does not carry is lacked.
+template <class OP, class R, class... A>
+R CandidateBackend::exchange(Op op, A&... args) const {
+  if constexpr (OP::request == nullptr) {
+    lacks(op);
+  } else {
+    Option option = Option::none;
+    if constexpr (requires { OP::option_used(args...); }) option = OP::option_used(args...);
+    Request r(*this, OP::request, Need(op, option));
+    OP::encode(r, args...);
+    r.send();
+    R out = OP::decode(r, args...);
+    r.check_shapes(OP::result_shapes(out, args...));
+    return out;
   }
 }
-}  // namespace
 
-template <class T>
-AttentionResult<T, 4> CandidateBackend::attention_impl(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
-                                                       const AttentionOptions<T>& o) const {
-  Request r(*this, "attention", o.return_weights ? Op::attention_weights : Op::attention);
-  attention_request(r, o);
-  r.input("q", xt::xarray<T>(q));
-  r.input("k", xt::xarray<T>(k));
-  r.input("v", xt::xarray<T>(v));
-  r.output("y");
-  if (o.return_weights) r.output("weights");
-  r.send();
-  AttentionResult<T, 4> out;
-  out.output = r.result<T, 4>("y", {q.shape(0), q.shape(1), q.shape(2), v.shape(3)});
-  if (o.return_weights) out.weights = r.result<T, 4>("weights", {q.shape(0), q.shape(1), q.shape(2), k.shape(2)});
-  return out;
-}
-
-template <class T>
-AttentionGradients<T, 4> CandidateBackend::backward_impl(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
-                                                         const Tensor4<T>& d_out, const AttentionOptions<T>& o) const {
-  Request r(*this, "attention_backward", Op::attention_backward);
-  attention_request(r, o);
-  r.input("q", xt::xarray<T>(q));
-  r.input("k", xt::xarray<T>(k));
-  r.input("v", xt::xarray<T>(v));
-  r.input("d_out", xt::xarray<T>(d_out));
-  for (const char* name : {"dq", "dk", "dv"}) r.output(name);
-  r.send();
-  AttentionGradients<T, 4> g;
-  g.dq = r.result<T, 4>("dq", {q.shape().begin(), q.shape().end()});
-  g.dk = r.result<T, 4>("dk", {k.shape().begin(), k.shape().end()});
-  g.dv = r.result<T, 4>("dv", {v.shape().begin(), v.shape().end()});
-  return g;
-}
-
-AttentionResult<double, 4> CandidateBackend::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                                       const AttentionOptions<double>& o) const {
-  return attention_impl(q, k, v, o);
-}
-AttentionResult<float, 4> CandidateBackend::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                                      const AttentionOptions<float>& o) const {
-  return attention_impl(q, k, v, o);
-}
-AttentionGradients<double, 4> CandidateBackend::attention_backward(const Tensor4<double>& q, const Tensor4<double>& k,
-                                                                   const Tensor4<double>& v, const Tensor4<double>& d_out,
-                                                                   const AttentionOptions<double>& o) const {
-  return backward_impl(q, k, v, d_out, o);
-}
-AttentionGradients<float, 4> CandidateBackend::attention_backward(const Tensor4<float>& q, const Tensor4<float>& k,
-                                                                  const Tensor4<float>& v, const Tensor4<float>& d_out,
-                                                                  const AttentionOptions<float>& o) const {
-  return backward_impl(q, k, v, d_out, o);
-}
-
-MhaResult<double, 3> CandidateBackend::multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
-                                                            const xt::xtensor<double, 3>& value, const MhaParameters<double>& p,
-                                                            std::size_t heads, const MhaOptions<double>& o) const {
-  Request r(*this, "mha", Op::multi_head_attention);
-  const std::size_t B = query.shape(0), sq = query.shape(1), sk = key.shape(1), d = query.shape(2);
-  if (o.causal && o.alignment == CausalAlignment::bottom_right && sq != sk)
-    r.refuse("vl-candidate/1's mha has a top-left causal mask only (torch's is_causal)");
-  r.input("query", xt::xarray<double>(query));
-  r.input("key", xt::xarray<double>(key));
-  r.input("value", xt::xarray<double>(value));
-  r.input("in_proj_weight", xt::xarray<double>(p.in_proj_weight));
-  r.input("in_proj_bias", xt::xarray<double>(p.in_proj_bias));
-  r.input("out_proj_weight", xt::xarray<double>(p.out_proj_weight));
-  r.input("out_proj_bias", xt::xarray<double>(p.out_proj_bias));
-  if (o.attn_mask && o.attn_bias) {  // torch's float attn_mask, −∞ where the bool one blocks
-    const xt::xarray<double> m = xt::where(*o.attn_mask, -std::numeric_limits<double>::infinity(), *o.attn_bias);
-    r.input("attn_mask", m);
-  } else if (o.attn_mask) {
-    r.input("attn_mask", *o.attn_mask);
-  } else if (o.attn_bias) {
-    r.input("attn_mask", *o.attn_bias);
-  }
-  if (o.key_padding_mask) r.input("key_padding_mask", *o.key_padding_mask);
-  r.attrs["num_heads"] = heads;
-  r.attrs["causal"] = o.causal;
-  r.output("y");
-  if (o.need_weights) r.output("weights");
-  r.send();
-  MhaResult<double, 3> out;
-  out.output = r.result<double, 3>("y", {B, sq, d});
-  if (o.need_weights) out.weights = r.result<double, 4>("weights", {B, heads, sq, sk});
-  return out;
-}
-
-Matrix CandidateBackend::positional_encoding(const std::vector<double>& positions, std::size_t d) const {
-  Request r(*this, "positional_encoding", Op::positional_encoding);
-  r.attrs["length"] = positions.size();
-  r.attrs["dim"] = d;
-  r.attrs["base"] = 10000;
-  r.attrs["positions"] = positions;  // an addition to the issue's fields: rows at these positions (default 0 … length − 1)
-  r.output("pe");
-  r.send();
-  return r.result<double, 2>("pe", {positions.size(), d});
-}
-
-Matrix CandidateBackend::linear(const char* form, Op op, const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const {
-  Request r(*this, "linear_attention", op);
-  r.input("phi_q", xt::xarray<double>(pq));
-  r.input("phi_k", xt::xarray<double>(pk));
-  r.input("v", xt::xarray<double>(v));
-  r.attrs["form"] = form;
-  r.attrs["chunk"] = chunk;
-  r.output("y");
-  r.send();
-  return r.result<double, 2>("y", {pq.shape(0), v.shape(1)});
-}
-Matrix CandidateBackend::linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const {
-  return linear("parallel", Op::linear_parallel, pq, pk, v, 0);
-}
-Matrix CandidateBackend::linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const {
-  return linear("recurrent", Op::linear_recurrent, pq, pk, v, 0);
-}
-Matrix CandidateBackend::linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const {
-  return linear("chunked", Op::linear_chunked, pq, pk, v, chunk);
-}
+#define VL_DEFINE_REQUEST(OP, R, NAME, PARAMETERS, ARGUMENTS) \
+  R CandidateBackend::NAME PARAMETERS const { return exchange<OP, R>(Op::NAME, VL_UNPACK ARGUMENTS); }
+VL_OPERATIONS(VL_NO_OP, VL_DEFINE_REQUEST)
+#undef VL_DEFINE_REQUEST
 
 }  // namespace vl::backends

@@ -4,13 +4,8 @@
 // .npy files in a temporary folder we own. `lessons audit --candidate 'CMD ARGS'` judges it
 // with every claim about the computation.
 //
-//   operation (backend.hpp)     request op            what travels
-//   attention (+ weights)       attention             q k v [mask] → y [weights]
-//   attention_backward          attention_backward    q k v d_out [mask] → dq dk dv
-//   multi_head_attention        mha                   query key value in/out_proj_* [masks] → y [weights]
-//   positional_encoding         positional_encoding   attrs length, dim, base, positions → pe
-//   linear_parallel/recurrent/  linear_attention      phi_q phi_k v, attrs form, chunk → y
-//   chunked
+// Each operation's header (ops/*.hpp) names its request (`request`; none for the linear family
+// and the Transformer layers) and writes its encoding and decoding: what travels, in which attrs.
 //
 // What can go wrong, and what the audit then says:
 //   the candidate replies "unsupported: ..."  → CandidateRefused (an Unsupported): not applicable
@@ -52,10 +47,10 @@ class CandidateBackend : public Backend {
 
   std::string name() const override { return name_; }
   std::string summary() const override;
-  bool supports(Op op) const override;
-  std::string lacking(Op op, const std::string& why) const override;
+  bool supports(Need need) const override;
+  std::string lacking(Need need, const std::string& why) const override;
 
-  VL_ATTENTION_OPERATIONS(VL_DECLARE_OVERRIDE)  // the protocol's operations: operation_list.hpp
+  VL_OPERATIONS(VL_NO_OP, VL_DECLARE_OVERRIDE)  // every operation (ops/all.hpp): those the protocol carries are requests
 
   /// Requests sent so far (the hello aside), for the report.
   int requests() const { return next_id_ - 1; }
@@ -68,13 +63,9 @@ class CandidateBackend : public Backend {
   void start() const;                      // (re)start the process and shake hands
   bool supports_request(const std::string& op) const;  // the hello listed this request op
   std::string stderr_tail() const;         // the end of the candidate's log, for error messages
-  template <class T>
-  AttentionResult<T, 4> attention_impl(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
-                                       const AttentionOptions<T>& o) const;
-  template <class T>
-  AttentionGradients<T, 4> backward_impl(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const Tensor4<T>& d_out,
-                                         const AttentionOptions<T>& o) const;
-  Matrix linear(const char* form, Op op, const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const;
+  /// One operation's request, encoded and decoded by its op header (OP::encode, OP::decode).
+  template <class OP, class R, class... A>
+  R exchange(Op op, A&... args) const;
 
   CandidateOptions options_;
   std::filesystem::path dir_;              // our temporary folder: requests' .npy files, the log

@@ -7,20 +7,17 @@
 namespace vl::backends {
 
 namespace {
+// Attention's options (weights, score stages, storage rounding) are what the fused kernel lacks.
 template <class T>
 AttentionResult<T, 4> fused(const FusedBackend& self, const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
                             const AttentionOptions<T>& o) {
-  if (o.return_weights) self.refuse(Op::attention_weights);
-  if (o.return_scores) self.refuse(Op::attention_scores);
-  if (o.round) self.refuse(Op::attention_storage_rounding);
+  const Option option = ops::Attention::option_used(q, k, v, o);
+  if (option != Option::none)
+    self.lacks(Need(Op::attention, option), option == Option::storage_rounding ? "the fused kernel rounds nothing to a storage format"
+                                                                               : "the fused kernel never forms them");
   return {vl::fused_attention<T>(q, k, v, o), {}, {}};
 }
 }  // namespace
-
-void FusedBackend::refuse(Op op) const {
-  lacks(op, op == Op::attention_storage_rounding ? "the fused kernel rounds nothing to a storage format"
-                                                 : "the fused kernel never forms them");
-}
 
 AttentionResult<double, 4> FusedBackend::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
                                                    const AttentionOptions<double>& o) const {

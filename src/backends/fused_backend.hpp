@@ -14,16 +14,15 @@ class FusedBackend : public Backend {
     return "the kernels `lessons eval` runs: fused blocked attention (no weights), BLAS chunked linear attention";
   }
   bool ours() const override { return true; }
-  bool supports(Op op) const override { return op == Op::attention || op == Op::linear_chunked; }
+  bool supports(Need need) const override {
+    return need == Need(Op::attention) || need == Need(Op::linear_chunked);
+  }
 
   AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
                                        const AttentionOptions<double>& o) const override;
   AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
                                       const AttentionOptions<float>& o) const override;
   Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
-  /// Throws Unsupported for an option of attention the fused kernel lacks (weights, the score
-  /// intermediates, rounding to a storage format).
-  [[noreturn]] void refuse(Op op) const;
 };
 
 }  // namespace vl::backends

@@ -1,27 +1,37 @@
 // Backend `plain`: each operation is the reference kernel of the same name.
 #include "backends/plain_backend.hpp"
 
+#include "kernels/reference/attention.hpp"
+#include "kernels/reference/attention_backward.hpp"
+#include "kernels/reference/decoder_layer.hpp"
+#include "kernels/reference/decoder_step.hpp"
+#include "kernels/reference/encoder_layer.hpp"
+#include "kernels/reference/layer_norm.hpp"
 #include "kernels/reference/linear_attention.hpp"
+#include "kernels/reference/linear_family_heads.hpp"
+#include "kernels/reference/multi_head_attention.hpp"
 #include "kernels/reference/positional_encoding.hpp"
 
 namespace vl::backends {
 
-AttentionResult<double, 4> PlainBackend::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                                   const AttentionOptions<double>& o) const {
+// The attention rows are spelled as ops/all.hpp spells them (ops::AttentionResult4), so that
+// Doxygen pairs each definition with its declaration.
+ops::AttentionResult4<double> PlainBackend::attention(const ops::Tensor4<double>& q, const ops::Tensor4<double>& k,
+                                                      const ops::Tensor4<double>& v, const AttentionOptions<double>& o) const {
   return vl::attention<double>(q, k, v, o);
 }
-AttentionResult<float, 4> PlainBackend::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                                  const AttentionOptions<float>& o) const {
+ops::AttentionResult4<float> PlainBackend::attention(const ops::Tensor4<float>& q, const ops::Tensor4<float>& k,
+                                                     const ops::Tensor4<float>& v, const AttentionOptions<float>& o) const {
   return vl::attention<float>(q, k, v, o);
 }
-AttentionGradients<double, 4> PlainBackend::attention_backward(const Tensor4<double>& q, const Tensor4<double>& k,
-                                                               const Tensor4<double>& v, const Tensor4<double>& d_out,
-                                                               const AttentionOptions<double>& o) const {
+ops::AttentionGradients4<double> PlainBackend::attention_backward(const ops::Tensor4<double>& q, const ops::Tensor4<double>& k,
+                                                                  const ops::Tensor4<double>& v, const ops::Tensor4<double>& d_out,
+                                                                  const AttentionOptions<double>& o) const {
   return vl::attention_backward<double>(q, k, v, d_out, o);
 }
-AttentionGradients<float, 4> PlainBackend::attention_backward(const Tensor4<float>& q, const Tensor4<float>& k,
-                                                              const Tensor4<float>& v, const Tensor4<float>& d_out,
-                                                              const AttentionOptions<float>& o) const {
+ops::AttentionGradients4<float> PlainBackend::attention_backward(const ops::Tensor4<float>& q, const ops::Tensor4<float>& k,
+                                                                 const ops::Tensor4<float>& v, const ops::Tensor4<float>& d_out,
+                                                                 const AttentionOptions<float>& o) const {
   return vl::attention_backward<float>(q, k, v, d_out, o);
 }
 MhaResult<double, 3> PlainBackend::multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,

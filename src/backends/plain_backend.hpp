@@ -11,9 +11,9 @@ class PlainBackend : public Backend {
   std::string name() const override { return "plain"; }
   std::string summary() const override { return "our reference kernels: the score matrix formed, every operation"; }
   bool ours() const override { return true; }
-  bool supports(Op) const override { return true; }
+  bool supports(Need) const override { return true; }
 
-  VL_BACKEND_OPERATIONS(VL_DECLARE_OVERRIDE)  // every operation: operation_list.hpp
+  VL_OPERATIONS(VL_NO_OP, VL_DECLARE_OVERRIDE)  // every operation: ops/all.hpp
 };
 
 }  // namespace vl::backends

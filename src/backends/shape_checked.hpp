@@ -1,6 +1,6 @@
 #pragma once
-// A backend whose every result is checked against the shape its operation defines (see
-// backend.hpp) before a check reads it: a backend that returns the wrong shape is an error
+// A backend whose every result is checked against the shape its operation defines (its op
+// header's result_shapes, ops/*.hpp) before a check reads it: a backend that returns the wrong shape is an error
 // naming the operation and both shapes, never an out-of-bounds read. The audit judges every
 // backend, and every control, through it.
 #include "backends/backend.hpp"
@@ -20,7 +20,7 @@ class ShapeChecked : public Decorator {
   explicit ShapeChecked(std::shared_ptr<const Backend> base);
   std::string summary() const override { return base().summary(); }
 
-  VL_BACKEND_OPERATIONS(VL_DECLARE_OVERRIDE)  // every operation: operation_list.hpp
+  VL_OPERATIONS(VL_NO_OP, VL_DECLARE_OVERRIDE)  // every operation: ops/all.hpp
 };
 
 }  // namespace vl::backends

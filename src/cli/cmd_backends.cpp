@@ -1,5 +1,5 @@
 // lessons backends: the implementations `lessons audit --backend NAME` can judge, and the
-// operations each has (a claim needing another one is not applicable to it).
+// operations and options each has (a claim needing another one is not applicable to it).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -12,7 +12,7 @@ namespace {
 void list_backends() {
   for (const auto& b : backends::shipped()) {
     std::vector<std::string> has, lacks;
-    for (backends::Op op : backends::kAllOps) (b->supports(op) ? has : lacks).push_back(backends::to_string(op));
+    for (const backends::Need& need : ops::all_needs()) (b->supports(need) ? has : lacks).push_back(backends::to_string(need));
     fmt::print("{}{}: {}\n", b->name(), b == backends::plain() ? " (default)" : "", b->summary());
     fmt::print("  operations: {}\n", fmt::join(has, ", "));
     if (!lacks.empty()) fmt::print("  lacks:      {}\n", fmt::join(lacks, ", "));

@@ -152,8 +152,8 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
       } catch (const backends::Unsupported& e) {
         // A candidate that has the operation may still lack an option of it, in its own words
         // ("unsupported: ...") or because vl-candidate/1 cannot carry it: not applicable.
-        if (backend.supports(e.op) && !dynamic_cast<const backends::UnsupportedOption*>(&e))
-          c.error = fmt::format("backend '{}' says it has {} but refused it: {}", backend.name(), backends::to_string(e.op), e.what());
+        if (backend.supports(e.need) && !dynamic_cast<const backends::UnsupportedOption*>(&e))
+          c.error = fmt::format("backend '{}' says it has {} but refused it: {}", backend.name(), backends::to_string(e.need), e.what());
         else
           not_applicable = e.what();
       } catch (const std::exception& e) {
@@ -235,7 +235,7 @@ ListingResult run_listing(const ListingSpec& spec, const Listing* code, const Sp
   r.id = spec.id;
   r.function = spec.function;
   if (code)
-    for (backends::Op op : code->ops) r.operations.push_back(backends::to_string(op));
+    for (const backends::Need& need : code->ops) r.operations.push_back(backends::to_string(need));
   if (!code) {
     r.status = Status::untested;
     r.why = fmt::format("no C++ listing '{}' is registered", spec.id);
@@ -253,9 +253,9 @@ ListingResult run_listing(const ListingSpec& spec, const Listing* code, const Sp
   } catch (const backends::Unsupported& e) {
     // As for a claim: a backend that lacks one of the listing's operations (or an option of it)
     // is not judged by it; one that has it and refuses it is an error.
-    if (backend.supports(e.op) && !dynamic_cast<const backends::UnsupportedOption*>(&e)) {
+    if (backend.supports(e.need) && !dynamic_cast<const backends::UnsupportedOption*>(&e)) {
       r.status = Status::error;
-      r.why = fmt::format("backend '{}' says it has {} but refused it: {}", backend.name(), backends::to_string(e.op), e.what());
+      r.why = fmt::format("backend '{}' says it has {} but refused it: {}", backend.name(), backends::to_string(e.need), e.what());
     } else {
       r.status = Status::not_applicable;
       r.why = e.what();

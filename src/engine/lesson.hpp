@@ -15,11 +15,13 @@
 
 #include <xtensor/xarray.hpp>
 
+#include "ops/all.hpp"  // Need: what a listing needs of a backend
+
 namespace vl {
 
 namespace backends {
 class Backend;
-enum class Op;
+using ops::Need;
 }
 
 /// A named run of numbers a check measured along the way (counts against n, ...), for plots
@@ -115,7 +117,7 @@ struct Listing {
   /// The backend operations its computation runs through (ctx.implementation()), so that its
   /// goldens judge any backend that has them. Empty: the listing is our own code throughout (a
   /// timing, our RNG's experiment, our kernels compared with each other), run for our backends only.
-  std::vector<backends::Op> ops{};
+  std::vector<backends::Need> ops{};
 };
 
 struct Lesson {

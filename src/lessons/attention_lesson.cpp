@@ -10,7 +10,7 @@ Lesson lesson() {
   l.spec_file = "specs/attention.md";
   l.listings = {
       {"attention.lookup", "vl::lessons::attention::listing_lookup", listing_lookup,
-       {backends::Op::attention, backends::Op::attention_weights}},
+       {backends::Op::attention, {backends::Op::attention, backends::Option::weights}}},
       {"attention.scale", "vl::lessons::attention::listing_scale", listing_scale},
       {"attention.heads", "vl::lessons::attention::listing_heads", listing_heads},
       {"attention.cost", "vl::lessons::attention::listing_cost", listing_cost},

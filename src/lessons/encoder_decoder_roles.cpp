@@ -6,6 +6,7 @@
 #include <functional>
 
 #include <fmt/format.h>
+#include <xtensor-blas/xlinalg.hpp>
 #include <xtensor/xsort.hpp>
 
 #include "kernels/reference/positional_encoding.hpp"

@@ -136,14 +136,14 @@ template <class Sweep>
 Findings over_each_form(const std::vector<Form>& forms, const std::string& where_if_none, Sweep sweep) {
   Findings all;
   all.where = where_if_none;
-  backends::Op lacking = backends::Op::linear_parallel;
+  backends::Need lacking = backends::Op::linear_parallel;
   for (const Form& form : forms) {
     Finding f;
     try {
       f = sweep(form);
     } catch (const backends::Unsupported& e) {
       all.lacking.push_back(e.what());
-      lacking = e.op;
+      lacking = e.need;
       continue;
     }
     all.checked.push_back(form.name);

@@ -253,7 +253,7 @@ AttentionResult<double, 4> Float16SoftmaxUnshifted::attention(const Tensor4<doub
 }
 AttentionResult<float, 4> Float16SoftmaxUnshifted::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
                                                        const AttentionOptions<float>& o) const {
-  if (o.round) lacks(backends::Op::attention_storage_rounding, "float16 storage is emulated in double only");
+  if (o.round) lacks(backends::Need(backends::Op::attention, backends::Option::storage_rounding), "float16 storage is emulated in double only");
   return base().attention(q, k, v, o);
 }
 

@@ -22,15 +22,11 @@
 #include <xtensor/xview.hpp>
 
 #include "kernels/reference/attention.hpp"
+#include "ops/attention_backward.hpp"
 #include "kernels/reference/gqa.hpp"
 #include "kernels/reference/matmul.hpp"
 
 namespace vl {
-
-template <class T, std::size_t N>
-struct AttentionGradients {
-  xt::xtensor<T, N> dq, dk, dv;
-};
 
 /// dS = P ⊙ (dP − rowsum(P ⊙ dP)): the gradient through each softmax row.   P, dP: (Sq, Sk).
 template <class T>

@@ -19,11 +19,10 @@
 #include <xtensor/xview.hpp>
 
 #include "kernels/reference/encoder_layer.hpp"
+#include "ops/decoder_layer.hpp"
+#include "ops/shift_right.hpp"
 
 namespace vl {
-
-template <class T>
-using DecoderLayerParameters = torch_rng::DecoderLayerParameters<T>;
 
 template <class T, class Steps = LayerSteps<T>>
 xt::xtensor<T, 3> decoder_layer(const xt::xtensor<T, 3>& tgt, const xt::xtensor<T, 3>& memory, const DecoderLayerParameters<T>& p,

@@ -23,15 +23,9 @@
 #include "kernels/reference/decoder_layer.hpp"
 #include "kernels/reference/heads.hpp"
 #include "kernels/reference/matmul.hpp"
+#include "ops/decoder_step.hpp"
 
 namespace vl {
-
-/// One layer's self-attention keys and values of the positions decoded so far: (B, t, d) each,
-/// already projected. Starts empty (t = 0).
-template <class T>
-struct LayerCache {
-  xt::xtensor<T, 3> keys, values;
-};
 
 /// [cache; row] along the positions: (B, t, d) and (B, 1, d) → (B, t + 1, d).
 template <class T>

@@ -24,17 +24,9 @@
 #include "kernels/reference/layer_norm.hpp"
 #include "kernels/reference/multi_head_attention.hpp"
 #include "numeric/torch_transformer_init.hpp"
+#include "ops/encoder_layer.hpp"
 
 namespace vl {
-
-template <class T>
-using EncoderLayerParameters = torch_rng::EncoderLayerParameters<T>;
-
-struct LayerOptions {
-  bool norm_first = false;                 ///< pre-norm (torch's norm_first); false: the paper's post-norm
-  Activation activation = Activation::relu;
-  double eps = kLayerNormEps;              ///< LayerNorm's ε
-};
 
 /// The layer's steps as the paper and torch compute them.
 template <class T>

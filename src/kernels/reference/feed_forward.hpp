@@ -19,15 +19,12 @@
 
 #include "kernels/reference/matmul.hpp"
 #include "numeric/torch_linear_init.hpp"
+#include "ops/encoder_layer.hpp"  // Activation
 
 namespace vl {
 
 template <class T>
 using LinearParameters = torch_rng::LinearParameters<T>;
-
-enum class Activation { relu, gelu };
-
-inline std::string to_string(Activation a) { return a == Activation::relu ? "relu" : "gelu"; }
 
 /// x Wᵀ + b over every position. Throws std::invalid_argument when W is not (out, in) with in
 /// the input's width, or b is not (out).

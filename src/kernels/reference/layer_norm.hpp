@@ -13,13 +13,9 @@
 #include <xtensor/xtensor.hpp>
 
 #include "numeric/torch_linear_init.hpp"
+#include "ops/layer_norm.hpp"
 
 namespace vl {
-
-template <class T>
-using LayerNormParameters = torch_rng::LayerNormParameters<T>;
-
-inline constexpr double kLayerNormEps = 1e-5;
 
 /// Throws std::invalid_argument when γ or β is not (d).
 template <class T>

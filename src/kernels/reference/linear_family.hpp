@@ -29,10 +29,10 @@
 #include <xtensor/xview.hpp>
 
 #include "kernels/reference/matmul.hpp"
+#include "ops/linear_family.hpp"  // UpdateRule
 
 namespace vl {
 
-enum class UpdateRule { linear, gated, delta, gated_delta };
 inline bool gated(UpdateRule r) { return r == UpdateRule::gated || r == UpdateRule::gated_delta; }
 inline bool delta(UpdateRule r) { return r == UpdateRule::delta || r == UpdateRule::gated_delta; }
 

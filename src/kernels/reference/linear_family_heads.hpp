@@ -19,48 +19,6 @@
 
 namespace vl {
 
-enum class FamilyForm { recurrent, parallel, chunked };
-
-template <class T>
-struct FamilyInputs {
-  xt::xtensor<T, 4> q, k, v;
-  xt::xtensor<T, 4> g;     // gated rules only
-  xt::xtensor<T, 3> beta;  // delta rules only
-  std::optional<xt::xtensor<T, 4>> past;
-};
-
-struct FamilyOptions {
-  UpdateRule rule = UpdateRule::linear;
-  FamilyForm form = FamilyForm::recurrent;
-  std::size_t chunk = 64;       // the chunked form's chunk size (ONNX's chunk_size hint)
-  std::optional<double> scale;  // absent or 0: 1/√d_k
-};
-
-template <class T>
-struct FamilyResult {
-  xt::xtensor<T, 4> o;
-  xt::xtensor<T, 4> state;
-};
-
-/// ONNX's names of the rules: "linear", "gated", "delta", "gated_delta".
-inline const char* to_string(UpdateRule r) {
-  switch (r) {
-    case UpdateRule::linear: return "linear";
-    case UpdateRule::gated: return "gated";
-    case UpdateRule::delta: return "delta";
-    case UpdateRule::gated_delta: return "gated_delta";
-  }
-  return "?";
-}
-inline std::optional<UpdateRule> parse_update_rule(const std::string& name) {
-  for (UpdateRule r : {UpdateRule::linear, UpdateRule::gated, UpdateRule::delta, UpdateRule::gated_delta})
-    if (name == to_string(r)) return r;
-  return std::nullopt;
-}
-inline const char* to_string(FamilyForm f) {
-  return f == FamilyForm::recurrent ? "recurrent" : f == FamilyForm::parallel ? "parallel" : "chunked";
-}
-
 /// The one key/value head (b, h) of `in` with its query heads [h·G, (h+1)·G).
 template <class T>
 FamilyHead<T> family_head(const FamilyInputs<T>& in, UpdateRule rule, std::size_t b, std::size_t h, std::size_t G) {

@@ -36,29 +36,9 @@
 #include "kernels/reference/attention.hpp"
 #include "kernels/reference/heads.hpp"
 #include "kernels/reference/matmul.hpp"
-#include "numeric/torch_mha_init.hpp"
+#include "ops/multi_head_attention.hpp"
 
 namespace vl {
-
-/// The module's parameters (see numeric/torch_mha_init.hpp for torch's initialisation).
-template <class T>
-using MhaParameters = torch_rng::MhaParameters<T>;
-
-template <class T>
-struct MhaOptions {
-  std::optional<xt::xarray<bool>> attn_mask = std::nullopt;         ///< torch bool: true = blocked
-  std::optional<xt::xarray<T>> attn_bias = std::nullopt;            ///< torch float attn_mask: added
-  std::optional<xt::xarray<bool>> key_padding_mask = std::nullopt;  ///< true = padding key
-  bool causal = false;
-  CausalAlignment alignment = CausalAlignment::top_left;
-  bool need_weights = true;                                         ///< also return (B, H, Sq, Sk)
-};
-
-template <class T, std::size_t N>
-struct MhaResult {
-  xt::xtensor<T, N> output;       ///< (B, Sq, d), or (Sq, d) for 2-D inputs
-  xt::xtensor<T, N + 1> weights;  ///< (B, H, Sq, Sk) / (H, Sq, Sk) if need_weights, else empty
-};
 
 namespace detail {
 

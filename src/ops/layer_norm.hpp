@@ -1,0 +1,35 @@
+#pragma once
+// Operation `layer_norm`: torch.nn.LayerNorm over the last axis (kernels/reference/layer_norm.hpp).
+//
+//   in   x (B, S, d), γ and β (d), ε      out  (B, S, d)
+//   vl-candidate/1  no request
+#include <cstddef>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include "numeric/torch_linear_init.hpp"
+#include "ops/result_shape.hpp"
+
+namespace vl {
+
+template <class T>
+using LayerNormParameters = torch_rng::LayerNormParameters<T>;
+
+inline constexpr double kLayerNormEps = 1e-5;  // torch.nn.LayerNorm's default ε
+
+}  // namespace vl
+
+namespace vl::ops {
+
+using Tensor3 = xt::xtensor<double, 3>;
+
+struct LayerNorm {
+  static constexpr const char* name = "layer-norm";
+  static constexpr const char* request = nullptr;
+  static std::vector<ResultShape> result_shapes(const Tensor3& y, const Tensor3& x, const LayerNormParameters<double>&, double) {
+    return same_shape("a layer-norm output", y, x);
+  }
+};
+
+}  // namespace vl::ops

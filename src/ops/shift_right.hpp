@@ -1,0 +1,25 @@
+#pragma once
+// Operation `shift_right`: the decoder's input, the target moved one position later with a start
+// row first (kernels/reference/decoder_layer.hpp, shift_right).
+//
+//   in   target (B, T, d), start (d)      out  (B, T, d)
+//   vl-candidate/1  no request
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include "ops/result_shape.hpp"
+
+namespace vl::ops {
+
+using Tensor3 = xt::xtensor<double, 3>;
+
+struct ShiftRight {
+  static constexpr const char* name = "shift-right";
+  static constexpr const char* request = nullptr;
+  static std::vector<ResultShape> result_shapes(const Tensor3& y, const Tensor3& target, const xt::xtensor<double, 1>&) {
+    return same_shape("a shifted target", y, target);
+  }
+};
+
+}  // namespace vl::ops
