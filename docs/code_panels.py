@@ -28,10 +28,15 @@ def load_map() -> dict:
     return json.loads((HERE / "listing_code.json").read_text(encoding="utf-8"))["listings"]
 
 
-def doxygen_source_page(rel: str) -> str:
-    """Doxygen's HTML name of src/REL's source listing: kernels/reference/attention.cpp -> attention_8cpp_source.html."""
-    name = Path(rel).name.replace("_", "__").replace(".", "_8")
-    return f"{name}_source.html"
+def doxygen_source_page(rel: str, src: Path = HERE.parent / "src") -> str:
+    """Doxygen's HTML name of src/REL's source listing. A file name that is unique under src/ is
+    named alone (kernels/fused/fused_attention.hpp -> fused__attention_8hpp_source.html); one
+    that two folders share is named by its whole path (kernels/reference/attention.cpp ->
+    kernels_2reference_2attention_8cpp_source.html, beside ops_2attention_8cpp_source.html)."""
+    name = Path(rel).name
+    shared = sum(1 for _ in src.rglob(name)) > 1
+    key = rel if shared else name
+    return key.replace("_", "__").replace("/", "_2").replace(".", "_8") + "_source.html"
 
 
 def find_marked(source: Path, listing_id: str):
