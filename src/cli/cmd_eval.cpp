@@ -14,6 +14,8 @@
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xmanipulation.hpp>
 
+#include "backends/shape_checked.hpp"
+#include "cli/backend_option.hpp"
 #include "cli/commands.hpp"
 #include "cli/eval_attention_cache.hpp"
 #include "cli/eval_inputs.hpp"
@@ -28,6 +30,7 @@
 #include "kernels/reference/positional_encoding.hpp"
 #include "numeric/float16.hpp"
 #include "numeric/numpy_broadcast.hpp"
+#include "onnx/attention_rules.hpp"
 
 namespace vl::cli {
 
@@ -89,6 +92,7 @@ xt::xarray<M> broadcast_mask(const xt::xarray<M>& mask, const Shape& target, con
 struct AttentionArgs {
   AttentionCacheArgs cache;
   std::string q, k, v, mask, out, weights;
+  std::string backend;  ///< --backend NAME; empty: the kernels eval has always run (compute_attention)
   bool causal = false, bottom_right = false;
   std::optional<double> scale;
   double softcap = 0;
@@ -147,6 +151,25 @@ void finish_attention(const AttentionArgs& a, bool packed, const xt::xarray<T>& 
                   half);
 }
 
+// The attention itself. With --backend NAME, that backend's (shape-checked, as the audit's); an
+// operation or option it lacks is refused, naming it. Without, as eval always has: the fused
+// kernel (online softmax, no n × n matrix) unless the weights, a stage of the scores or
+// float16's rounding are asked for, which only the plain kernel does.
+template <class T>
+AttentionResult<T, 4> compute_attention(const AttentionArgs& a, const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k,
+                                        const xt::xtensor<T, 4>& v, const AttentionOptions<T>& o) {
+  try {
+    if (!a.backend.empty()) return backends::ShapeChecked(backend_named(a.backend)).attention(q, k, v, o);
+    if (o.return_weights || o.return_scores || o.round) return attention<T>(q, k, v, o);
+    AttentionResult<T, 4> r;
+    r.output = fused_attention<T>(q, k, v, o);
+    return r;
+  } catch (const backends::Unsupported& e) {
+    throw InputError(fmt::format("eval attention --backend {}: {}", a.backend, e.what()));
+  } catch (const std::invalid_argument& e) {
+    throw InputError(fmt::format("eval attention: {}", e.what()));
+  }
+}
 
 template <class T>
 void eval_attention(const AttentionArgs& a, Precision p) {
@@ -232,30 +255,14 @@ void eval_attention(const AttentionArgs& a, Precision p) {
     // float16; every later stored value rounded to float16 through the softmax (through the
     // softcapped scores with --nonpad-kv-seqlen, whose float64 mask the reference adds);
     // the outputs rounded once. See onnx/attention_node.hpp.
-    const double scale = a.scale ? *a.scale : 1 / std::sqrt(double(q4.shape(3)));
-    const double root = round_to_half(std::sqrt(scale));
-    for (auto& x : q4) x = T(round_to_half(double(x) * root));
     xt::xtensor<T, 4> k_scaled = k4;
-    for (auto& x : k_scaled) x = T(round_to_half(double(x) * root));
-    options.scale = T(1);
-    if constexpr (std::is_same_v<T, double>) options.round = round_to_half;
-    options.round_through = options.kv_lengths ? ScoreStage::softcapped : ScoreStage::softmax;
-    try {
-      AttentionResult<T, 4> rh = attention<T>(q4, k_scaled, v4, options);
-      return finish_attention<T>(a, packed, q, lead, scores, options, rh, k4, v4, true);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(fmt::format("eval attention: {}", e.what()));
-    }
+    if constexpr (std::is_same_v<T, double>)
+      onnx::apply_float16_plan(q4, k_scaled, a.scale, onnx::float16_rounded_through(options.kv_lengths.has_value(), std::nullopt),
+                               options);
+    AttentionResult<T, 4> rh = compute_attention<T>(a, q4, k_scaled, v4, options);
+    return finish_attention<T>(a, packed, q, lead, scores, options, rh, k4, v4, true);
   }
-  AttentionResult<T, 4> r;
-  try {
-    // The fused kernel (online softmax, no n × n matrix) unless the weights or a stage of the
-    // scores are asked for: those only the plain kernel forms.
-    if (options.return_weights || options.return_scores) r = attention<T>(q4, k4, v4, options);
-    else r.output = fused_attention<T>(q4, k4, v4, options);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(fmt::format("eval attention: {}", e.what()));
-  }
+  AttentionResult<T, 4> r = compute_attention<T>(a, q4, k4, v4, options);
   finish_attention<T>(a, packed, q, lead, scores, options, r, k4, v4, false);
 }
 
@@ -372,6 +379,9 @@ void add_eval_command(CLI::App& app) {
   att->add_option("--kv-heads", at->kv_heads, "packed layout: key/value heads G (H a multiple of G)")
       ->check(CLI::NonNegativeNumber);
   att->add_option("--out", at->out, "output .npy")->required();
+  att->add_option("--backend", at->backend,
+                  "compute with this backend (plain, fused: see lessons backends); default: the fused kernel, the plain one "
+                  "when the weights, a score stage or float16 are asked for");
   att->add_option("--weights", at->weights, "also write the attention weights .npy");
   att->add_option("--past-key", at->cache.past_key, "KV cache: past keys (B, Hkv, P, D); query i sits at position P + i");
   att->add_option("--past-value", at->cache.past_value, "KV cache: past values (B, Hkv, P, Dv)");
@@ -386,6 +396,7 @@ void add_eval_command(CLI::App& app) {
       ->expected(2);
   att->callback([at] {
     check_cache_args(at->cache, at->bottom_right);
+    if (!at->backend.empty()) backend_named(at->backend);  // an unknown name: refused before anything is read
     if (at->scale && !std::isfinite(*at->scale)) throw InputError(fmt::format("--scale {}: not a finite number", *at->scale));
     if (!std::isfinite(at->softcap)) throw InputError(fmt::format("--softcap {}: not a finite number", at->softcap));
     check_output_path(at->out, "--out");

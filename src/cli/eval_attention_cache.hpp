@@ -4,19 +4,19 @@
 // external cache (--nonpad-kv-seqlen: per-batch valid keys), a sliding window
 // (--left-window/--right-window) and one stage of the scores (--qk-output MODE FILE, ONNX's
 // qk_matmul_output_mode: 0 scaled scores, 1 after softcap, 2 after the mask, 3 the softmax).
-// The semantics are the kernel's (kernels/reference/attention.hpp): query i sits at the past length + i
-// with a cache, at nonpad_kv_seqlen[b] − Sq + i with an external one.
+// ONNX's rules for them are onnx/attention_rules.hpp's, the node runner's: query i sits at the past
+// length + i with a cache, at nonpad_kv_seqlen[b] − Sq + i with an external one.
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
-#include <xtensor/xmanipulation.hpp>
 #include <xtensor/xtensor.hpp>
 
 #include "cli/eval_inputs.hpp"
 #include "kernels/reference/attention.hpp"
+#include "onnx/attention_rules.hpp"
 
 namespace vl::cli {
 
@@ -51,33 +51,21 @@ inline void check_cache_args(const AttentionCacheArgs& a, bool bottom_right) {
 template <class T>
 void apply_cache(const AttentionCacheArgs& a, Precision p, xt::xtensor<T, 4>& k, xt::xtensor<T, 4>& v, AttentionOptions<T>& o) {
   if (!a.past_key.empty()) {
-    std::ptrdiff_t past = 0;
-    for (auto [path, option, x] : {std::tuple{&a.past_key, "--past-key", &k}, std::tuple{&a.past_value, "--past-value", &v}}) {
-      const xt::xarray<T> pa = checked_input<T>(*path, option, p, 4);
-      if (pa.dimension() != 4 || pa.shape(0) != x->shape(0) || pa.shape(1) != x->shape(1) || pa.shape(3) != x->shape(3))
-        throw InputError(fmt::format("{} {}: shape ({}), expected (B, Hkv, past, {}) = ({}, {}, past, {}) to match the new "
-                                     "keys/values", option, *path, fmt::join(pa.shape(), ", "), x == &k ? "D" : "Dv",
-                                     x->shape(0), x->shape(1), x->shape(3)));
-      if (x == &v && std::ptrdiff_t(pa.shape(2)) != past)
-        throw InputError(fmt::format("--past-value {}: {} past positions but --past-key has {}", *path, pa.shape(2), past));
-      past = std::ptrdiff_t(pa.shape(2));
-      *x = xt::concatenate(xt::xtuple(xt::xtensor<T, 4>(pa), *x), 2);
-    }
-    o.first_query = past;
+    auto past = [&](const std::string& path, const char* option) {
+      const xt::xarray<T> pa = checked_input<T>(path, option, p, 4);
+      if (pa.dimension() != 4)
+        throw InputError(fmt::format("{} {}: shape ({}), expected (B, Hkv, past, D)", option, path, fmt::join(pa.shape(), ", ")));
+      return xt::xtensor<T, 4>(pa);
+    };
+    onnx::apply_kv_cache<T>(k, v, past(a.past_key, "--past-key"), past(a.past_value, "--past-value"), "--past-key " + a.past_key,
+                            "--past-value " + a.past_value, o);
   }
   if (!a.nonpad.empty()) {
     const npy::Array n = load_npy(a.nonpad, "--nonpad-kv-seqlen");
     if (n.dtype.rfind("int", 0) != 0 || n.shape.size() != 1 || n.shape[0] != k.shape(0))
       throw InputError(fmt::format("--nonpad-kv-seqlen {}: dtype {} shape ({}), expected integers of shape ({},): one length per "
                                    "batch", a.nonpad, n.dtype, fmt::join(n.shape, ", "), k.shape(0)));
-    std::vector<std::size_t> lengths;
-    for (double x : n.values) {
-      if (x < 0 || x > double(k.shape(2)))
-        throw InputError(fmt::format("--nonpad-kv-seqlen {}: length {} is outside [0, {}] (the keys)", a.nonpad, x, k.shape(2)));
-      lengths.push_back(std::size_t(x));
-    }
-    o.kv_lengths = std::move(lengths);
-    o.alignment = CausalAlignment::bottom_right;
+    onnx::apply_kv_lengths<T>(n.values, k.shape(0), k.shape(2), "--nonpad-kv-seqlen " + a.nonpad, o);
   }
   o.left_window = a.left;
   o.right_window = a.right;

@@ -7,7 +7,6 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <xtensor/xadapt.hpp>
-#include <xtensor/xmanipulation.hpp>
 #include <xtensor/xview.hpp>
 
 #include "backends/backend.hpp"
@@ -15,6 +14,7 @@
 #include "kernels/reference/attention.hpp"
 #include "kernels/reference/heads.hpp"
 #include "numeric/float16.hpp"
+#include "onnx/attention_rules.hpp"
 
 namespace vl::onnx {
 namespace {
@@ -90,6 +90,7 @@ NodeResult compute(const std::vector<const Tensor*>& in, const AttentionAttribut
 
   // KV cache: present = concat(past, new) along the sequence axis; the queries are the last
   // Sq positions (bottom-right), as with an external cache of nonpad_kv_seqlen[b] valid keys.
+  AttentionOptions<T> opt;
   const bool cache = in[PAST_KEY] || in[PAST_VALUE];
   if (cache) {
     if (!in[PAST_KEY] || !in[PAST_VALUE]) throw InputError("past_key and past_value must be given together");
@@ -97,46 +98,30 @@ NodeResult compute(const std::vector<const Tensor*>& in, const AttentionAttribut
       throw InputError("past_key/past_value and nonpad_kv_seqlen cannot be given together (ONNX: an internal cache or an "
                        "external one, not both)");
     }
-    for (const auto& [t, name, x] : {std::tuple{in[PAST_KEY], "past_key", &k}, std::tuple{in[PAST_VALUE], "past_value", &v}}) {
-      const auto& d = t->dims;
-      if (d.size() != 4 || d[0] != x->shape(0) || d[1] != x->shape(1) || d[3] != x->shape(3)) {
-        throw InputError(fmt::format("{} has shape {}; expected (B, Hkv, past, {}) = ({}, {}, past, {})", name, dims_string(d),
-                                     name == std::string("past_key") ? "D" : "Dv", x->shape(0), x->shape(1), x->shape(3)));
-      }
-      const xt::xtensor<T, 4> past = to_xarray<T>(*t);
-      *x = xt::concatenate(xt::xtuple(past, *x), 2);
-    }
+    for (const auto& [t, name] : {std::pair{in[PAST_KEY], "past_key"}, std::pair{in[PAST_VALUE], "past_value"}})
+      if (t->dims.size() != 4) throw InputError(fmt::format("{} has shape {}; expected (B, Hkv, past, D)", name, dims_string(t->dims)));
+    apply_kv_cache<T>(k, v, to_xarray<T>(*in[PAST_KEY]), to_xarray<T>(*in[PAST_VALUE]), "past_key", "past_value", opt);
   }
   // present_key / present_value: K and V as they enter the attention (before any scaling).
   result.outputs[1] = produced(k, plan.store);
   result.outputs[2] = produced(v, plan.store);
   const std::size_t Sk = k.shape(2);
 
-  AttentionOptions<T> opt;
   opt.scale = attr.scale ? std::optional<T>(static_cast<T>(*attr.scale)) : std::nullopt;
   opt.softcap = static_cast<T>(attr.softcap);
   opt.causal = attr.is_causal;
   opt.left_window = attr.left_window_size;
   opt.right_window = attr.right_window_size;
+  // Query i sits at position i + offset: offset = the past length (KV cache, set above), L_b − Sq
+  // (external cache: bottom-right from the valid keys), else 0. The causal frontier and the
+  // window are counted from there.
   if (in[NONPAD_KV_SEQLEN]) {
     const Tensor& n = *in[NONPAD_KV_SEQLEN];
     if (n.dims.size() != 1 || n.values.size() != B) {
       throw InputError(fmt::format("nonpad_kv_seqlen has shape {}; it needs one length per batch ({})", dims_string(n.dims), B));
     }
-    std::vector<std::size_t> lengths;
-    for (double x : n.values) {
-      if (x < 0 || x > static_cast<double>(Sk) || x != std::floor(x)) {
-        throw InputError(fmt::format("nonpad_kv_seqlen holds {}; each length must be an integer in [0, {}]", x, Sk));
-      }
-      lengths.push_back(static_cast<std::size_t>(x));
-    }
-    opt.kv_lengths = std::move(lengths);
+    apply_kv_lengths<T>(n.values, B, Sk, "nonpad_kv_seqlen", opt);
   }
-  // Query i sits at position i + offset: offset = the past length (KV cache), L_b − Sq
-  // (external cache: bottom-right from the valid keys), else 0. The causal frontier and the
-  // window are counted from there.
-  opt.alignment = opt.kv_lengths ? CausalAlignment::bottom_right : CausalAlignment::top_left;
-  if (cache) opt.first_query = static_cast<std::ptrdiff_t>(in[PAST_KEY]->dims[2]);
 
   if (in[ATTN_MASK]) {
     const Tensor& m = *in[ATTN_MASK];
@@ -148,16 +133,7 @@ NodeResult compute(const std::vector<const Tensor*>& in, const AttentionAttribut
   }
 
   if (plan.half) {
-    if constexpr (std::is_same_v<T, double>) {
-      // The reference multiplies Q and K each by √scale (stored in float16), and stores both.
-      const double scale = attr.scale ? *attr.scale : 1 / std::sqrt(static_cast<double>(q.shape(3)));
-      const double root = round_to_half(std::sqrt(scale));
-      for (auto& x : q) x = round_to_half(x * root);
-      for (auto& x : k) x = round_to_half(x * root);
-      opt.scale = 1.0;
-      opt.round = round_to_half;
-      opt.round_through = plan.round_through;
-    }
+    if constexpr (std::is_same_v<T, double>) apply_float16_plan(q, k, attr.scale, plan.round_through, opt);
   }
 
   if (wanted.count(3)) {
@@ -249,8 +225,7 @@ NodeResult run_attention_node(const std::vector<const Tensor*>& in, const Attent
     if (!sp || *sp == 10 || *sp == 1 || *sp == 11) {
       plan.half = true;
       plan.store = round_to_half;
-      const bool wide_softmax = sp && *sp != 10;
-      plan.round_through = in[NONPAD_KV_SEQLEN] ? ScoreStage::softcapped : wide_softmax ? ScoreStage::masked : ScoreStage::softmax;
+      plan.round_through = float16_rounded_through(in[NONPAD_KV_SEQLEN] != nullptr, sp);
       plan.text = fmt::format("float16 emulated in float64: each stored value rounded to float16 through the {}; outputs "
                               "rounded to float16",
                               plan.round_through == ScoreStage::softcapped ? "softcapped scores (nonpad_kv_seqlen's float64 mask "

@@ -110,6 +110,24 @@ class Cache(unittest.TestCase):
         # the stages differ from each other (mode 1 is softcapped, 2 masked)
         self.assertGreater(np.abs(stages[0] - stages[1]).max(), 1e-3)
 
+    def test_backend_option_runs_the_same_rules(self):
+        # --backend NAME computes with that backend: the cache and window rules are the front
+        # end's (onnx/attention_rules.hpp), so each backend meets the same reference
+        pk, pv = self.save("pk.npy", self.pk), self.save("pv.npy", self.pv)
+        want = onnx_attention(self.q, self.k, self.v, self.pk, self.pv, causal=True, left=2)[0]
+        for backend in ["plain", "fused"]:
+            y = self.ok(*self.base(), "--causal", "--left-window", 2, "--past-key", pk, "--past-value", pv, "--backend", backend)
+            self.assertLess(np.abs(y - want).max(), 1e-12, backend)
+        # what a backend lacks is refused, naming it; an unknown name before anything is read
+        os.remove(self.path("y.npy"))
+        for extra, words in [(["--backend", "fused", "--weights", self.path("w.npy")], "has no attention-weights"),
+                             (["--backend", "nope"], "nope")]:
+            r = run(*self.base(), *extra)
+            self.assertEqual(r.returncode, 2, (extra, r.stdout + r.stderr))
+            self.assertIn(words, r.stderr, extra)
+            for o in ["y.npy", "w.npy"]:
+                self.assertFalse(os.path.exists(self.path(o)), (extra, o))
+
     def test_bad_combinations_write_nothing(self):
         pk, pv = self.save("pk.npy", self.pk), self.save("pv.npy", self.pv)
         n = self.save("n.npy", np.array([3, 2], dtype=np.int64))
@@ -121,8 +139,8 @@ class Cache(unittest.TestCase):
             (["--left-window", -3], "--left-window -3"),
             (["--qk-output", 4, self.path("s.npy")], "--qk-output 4: MODE is 0"),
             (["--past-key", self.save("bad.npy", self.rng.standard_normal((2, 2, 6, 7))), "--past-value", pv,
-              "--present-key", self.path("prk.npy")], "--past-key " + self.path("bad.npy") + ": shape (2, 2, 6, 7)"),
-            (["--nonpad-kv-seqlen", self.save("n3.npy", np.array([3, 4], dtype=np.int64))], "length 4 is outside [0, 3]"),
+              "--present-key", self.path("prk.npy")], "--past-key " + self.path("bad.npy") + " has shape (2, 2, 6, 7)"),
+            (["--nonpad-kv-seqlen", self.save("n3.npy", np.array([3, 4], dtype=np.int64))], "holds 4; each length must be an integer in [0, 3]"),
             (["--nonpad-kv-seqlen", self.save("nf.npy", np.array([3.0, 2.0]))], "expected integers of shape (2,)"),
         ]
         huge_past = self.save("huge_pk.npy", np.full((2, 2, 6, 8), 1e308))
