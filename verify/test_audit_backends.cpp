@@ -16,9 +16,9 @@
 #include "backends/fused_backend.hpp"
 #include "backends/registry.hpp"
 #include "engine/audit.hpp"
-#include "lessons/attention.hpp"
-#include "lessons/encoder_decoder.hpp"
-#include "lessons/masking.hpp"
+#include "lessons/attention/attention.hpp"
+#include "lessons/encoder_decoder/encoder_decoder.hpp"
+#include "lessons/masking/masking.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include "backends/registry.hpp"
 #include "core/errors.hpp"
 #include "engine/audit.hpp"
-#include "lessons/linear_rnn.hpp"
+#include "lessons/linear_rnn/linear_rnn.hpp"
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include "kernels/reference/attention_backward.hpp"
 #include "lesson_tests.hpp"
 #include "backends/registry.hpp"
-#include "lessons/attention.hpp"
-#include "lessons/attention_common.hpp"
+#include "lessons/attention/attention.hpp"
+#include "lessons/attention/attention_common.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/numpy_pairwise_sum.hpp"
 

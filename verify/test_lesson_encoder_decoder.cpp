@@ -12,7 +12,7 @@
 
 #include "kernels/reference/decoder_step.hpp"
 #include "lesson_tests.hpp"
-#include "lessons/encoder_decoder.hpp"
+#include "lessons/encoder_decoder/encoder_decoder.hpp"
 #include "numeric/torch_transformer_init.hpp"
 
 namespace {

@@ -8,7 +8,7 @@
 
 #include "kernels/reference/linear_family_heads.hpp"
 #include "lesson_tests.hpp"
-#include "lessons/linear_family.hpp"
+#include "lessons/linear_family/linear_family.hpp"
 
 namespace {
 struct Register {

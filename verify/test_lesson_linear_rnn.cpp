@@ -13,7 +13,7 @@
 #include "kernels/reference/feature_map.hpp"
 #include "kernels/reference/linear_attention.hpp"
 #include "lesson_tests.hpp"
-#include "lessons/linear_rnn.hpp"
+#include "lessons/linear_rnn/linear_rnn.hpp"
 
 namespace {
 struct Register {

@@ -16,8 +16,8 @@
 #include "kernels/reference/causal_mask.hpp"
 #include "kernels/reference/multi_head_attention.hpp"
 #include "lesson_tests.hpp"
-#include "lessons/masking.hpp"
-#include "lessons/masking_broken_backends.hpp"
+#include "lessons/masking/masking.hpp"
+#include "lessons/masking/masking_broken_backends.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/torch_mha_init.hpp"
 #include "numeric/torch_random.hpp"
@@ -94,7 +94,7 @@ BOOST_AUTO_TEST_CASE(seed_002_fixture_in_float) {
 }
 
 BOOST_AUTO_TEST_CASE(mha_cross_attention_matches_torch) {
-  // verify/reference/masking_goldens.py: cross-attention, batch 2, non-zero biases, a bool
+  // reference_outputs/generators/masking_goldens.py: cross-attention, batch 2, non-zero biases, a bool
   // attn_mask with a key_padding_mask, then an additive mask; outputs and per-head weights.
   vl::MhaParameters<double> p;
   p.in_proj_weight = golden("mha_cross.in_proj_weight.npy");

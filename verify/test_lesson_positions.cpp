@@ -13,8 +13,8 @@
 #include "backends/registry.hpp"
 #include "kernels/reference/positional_encoding.hpp"
 #include "lesson_tests.hpp"
-#include "lessons/positions.hpp"
-#include "lessons/positions_broken_backends.hpp"
+#include "lessons/positions/positions.hpp"
+#include "lessons/positions/positions_broken_backends.hpp"
 #include "numeric/torch_mha_init.hpp"
 #include "numeric/torch_random.hpp"
 

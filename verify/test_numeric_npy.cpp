@@ -2,7 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 // .npy reading and writing (src/numeric/npy.hpp), checked against files written by NumPy 1.24
-// (verify/reference/npy_fixtures.py -> verify/fixtures/npy/).
+// (verify/fixtures/npy_fixtures.py -> verify/fixtures/npy/).
 #include <unistd.h>
 
 #include <cmath>

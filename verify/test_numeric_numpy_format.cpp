@@ -1,6 +1,6 @@
 #define BOOST_TEST_MODULE numeric_numpy_format
 #include <boost/test/unit_test.hpp>
-// vl::numpy printing against NumPy 1.24 / Python 3 (goldens from verify/reference/numpy_goldens.py):
+// vl::numpy printing against NumPy 1.24 / Python 3 (goldens from reference_outputs/generators/numpy_goldens.py):
 // str(ndarray) for > 1000 random float64 arrays and 300 float32 arrays, repr(float),
 // np.round, and Python format specs as fmt renders them.
 #include <bit>

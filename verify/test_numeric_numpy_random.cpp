@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE numeric_numpy_random
 #include <boost/test/unit_test.hpp>
 // vl::numpy::Generator against np.random.default_rng (goldens written by
-// verify/reference/numpy_goldens.py with NumPy 1.24): for every golden seed and stream
+// reference_outputs/generators/numpy_goldens.py with NumPy 1.24): for every golden seed and stream
 // (uniform float64/float32, standard normal float64/float32), the first 8 values bit for bit
 // and the sha256 of the little-endian bytes of all 50,000 values; multi-call continuation;
 // the lessons' Q, K, V draws; seed parsing.

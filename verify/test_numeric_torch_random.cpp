@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE numeric_torch_random
 #include <boost/test/unit_test.hpp>
 // vl::torch_rng against PyTorch 1.13 (Debian, CPU capability AVX2), bit for bit.
-// Goldens: reference_outputs/torch/torch_streams.json, written by verify/reference/torch_goldens.py.
+// Goldens: reference_outputs/torch/torch_streams.json, written by reference_outputs/generators/torch_goldens.py.
 // Each case seeds a generator and runs its ops in order; every value must have the same bits.
 #include <algorithm>
 #include <bit>

@@ -31,10 +31,9 @@ using ops::Need;
 using ops::Op;
 using ops::Option;
 using ops::to_string;
-template <class T>
-using Tensor4 = xt::xtensor<T, 4>;
-using Matrix = xt::xtensor<double, 2>;
-using Tensor3 = xt::xtensor<double, 3>;
+using ops::Matrix;
+using ops::Tensor3;
+using ops::Tensor4;
 
 /// A backend lacks an operation or an option of one: what it needed says why the claim does not apply.
 class Unsupported : public std::runtime_error {

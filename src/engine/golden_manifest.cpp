@@ -8,6 +8,9 @@
 #include "numeric/sha256.hpp"
 
 namespace vl {
+namespace {
+constexpr const char* kGeneratorDir = "reference_outputs/generators/";
+}  // namespace
 
 GoldenManifest::GoldenManifest(const std::filesystem::path& root)
     : dir_(root / "reference_outputs"), file_(dir_ / "manifest.json") {
@@ -37,6 +40,13 @@ std::vector<std::string> GoldenManifest::verify() const {
       problems.push_back(fmt::format("golden {}: listed in the manifest but missing", path.string()));
       continue;
     }
+    // A generated golden names the script that wrote it (a path from the project root, under
+    // reference_outputs/generators/); a name that is not there is provenance no one can rerun.
+    if (e["kind"] == "generated" && e.contains("generator") && e["generator"].is_string()) {
+      const std::string gen = e["generator"];
+      if (gen.rfind(kGeneratorDir, 0) == 0 && !std::filesystem::is_regular_file(dir_.parent_path() / gen))
+        problems.push_back(fmt::format("golden {}: its generator {} is not in the project", path.string(), gen));
+    }
     const std::string actual = sha256_file(path);
     if (actual != e["sha256"].get<std::string>())
       problems.push_back(fmt::format("golden {}: sha256 {} does not match the manifest's {} (edited without review?)",
@@ -46,6 +56,7 @@ std::vector<std::string> GoldenManifest::verify() const {
     if (!f.is_regular_file()) continue;
     const std::string rel = std::filesystem::relative(f.path(), dir_).generic_string();
     if (rel == "manifest.json" || f.path().extension() == ".received") continue;
+    if (rel.rfind("generators/", 0) == 0) continue;  // the scripts that write the goldens, not goldens
     if (!has(rel)) problems.push_back(fmt::format("golden {}: not in the manifest (no provenance)", f.path().string()));
   }
   return problems;

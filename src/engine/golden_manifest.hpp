@@ -4,7 +4,7 @@
 //   { "files": { "<path under reference_outputs/>": {
 //        "kind": "documented" | "generated",
 //        documented: "source" (which lesson file) and "listing" (which listing printed it)
-//        generated:  "generator" (script in verify/reference/ or `lessons accept`),
+//        generated:  "generator" (script in reference_outputs/generators/ or `lessons accept`),
 //                    "libraries" {name: version}, "seed"
 //        "sha256": "<hex>" } } }
 #include <filesystem>
@@ -21,7 +21,8 @@ class GoldenManifest {
   explicit GoldenManifest(const std::filesystem::path& root);
 
   /// Each golden that is missing, differs from its sha256, or is not in the manifest; each
-  /// problem names the file. Files ending in .received (pending review) are not goldens.
+  /// problem names the file. Files ending in .received (pending review) and the scripts under
+  /// generators/ are not goldens; a generator under reference_outputs/generators/ must exist.
   std::vector<std::string> verify() const;
 
   bool has(const std::string& relpath) const;

@@ -71,7 +71,7 @@ struct Claim {
 };
 
 /// An array a listing produces that is compared with a numeric golden (.npy) made by an
-/// independent reference (verify/reference/): name, golden file (relative to
+/// independent reference (reference_outputs/generators/): name, golden file (relative to
 /// reference_outputs/) and the absolute tolerance of the comparison.
 struct ArrayGolden {
   std::string name;

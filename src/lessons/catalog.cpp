@@ -1,11 +1,11 @@
 // The suite's lessons, in reading order.
 #include "engine/lesson.hpp"
-#include "lessons/attention.hpp"
-#include "lessons/linear_family.hpp"
-#include "lessons/encoder_decoder.hpp"
-#include "lessons/linear_rnn.hpp"
-#include "lessons/masking.hpp"
-#include "lessons/positions.hpp"
+#include "lessons/attention/attention.hpp"
+#include "lessons/linear_family/linear_family.hpp"
+#include "lessons/encoder_decoder/encoder_decoder.hpp"
+#include "lessons/linear_rnn/linear_rnn.hpp"
+#include "lessons/masking/masking.hpp"
+#include "lessons/positions/positions.hpp"
 
 namespace vl {
 

@@ -33,6 +33,7 @@
 #include "ops/option.hpp"
 #include "ops/positional_encoding.hpp"
 #include "ops/shift_right.hpp"
+#include "ops/tensors.hpp"
 
 namespace vl::ops {
 
@@ -40,7 +41,6 @@ template <class T>
 using AttentionResult4 = AttentionResult<T, 4>;
 template <class T>
 using AttentionGradients4 = AttentionGradients<T, 4>;
-using Matrix = xt::xtensor<double, 2>;
 using MhaResult3 = MhaResult<double, 3>;
 
 }  // namespace vl::ops

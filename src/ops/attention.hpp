@@ -18,6 +18,7 @@
 
 #include "ops/option.hpp"
 #include "ops/result_shape.hpp"
+#include "ops/tensors.hpp"
 
 namespace vl {
 
@@ -95,9 +96,6 @@ void check_attention_inputs(const std::array<std::size_t, 4>& q, const std::arra
 }  // namespace vl
 
 namespace vl::ops {
-
-template <class T>
-using Tensor4 = xt::xtensor<T, 4>;
 
 /// The attention attrs and mask of vl-candidate/1, shared by `attention` and `attention_backward`:
 /// what the protocol cannot carry is refused, an optional attr the candidate's hello did not list

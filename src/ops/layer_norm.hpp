@@ -10,6 +10,7 @@
 
 #include "numeric/torch_linear_init.hpp"
 #include "ops/result_shape.hpp"
+#include "ops/tensors.hpp"
 
 namespace vl {
 
@@ -21,8 +22,6 @@ inline constexpr double kLayerNormEps = 1e-5;  // torch.nn.LayerNorm's default Î
 }  // namespace vl
 
 namespace vl::ops {
-
-using Tensor3 = xt::xtensor<double, 3>;
 
 struct LayerNorm {
   static constexpr const char* name = "layer-norm";

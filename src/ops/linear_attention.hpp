@@ -12,6 +12,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "ops/result_shape.hpp"
+#include "ops/tensors.hpp"
 
 namespace vl::ops {
 
@@ -19,7 +20,6 @@ namespace vl::ops {
 template <class Form>
 struct LinearAttentionForm {
   static constexpr const char* request = "linear_attention";
-  using Matrix = xt::xtensor<double, 2>;
 
   template <class... Chunk>
   static std::vector<ResultShape> result_shapes(const Matrix& y, const Matrix& pq, const Matrix&, const Matrix& v, Chunk...) {

@@ -16,6 +16,7 @@
 
 #include "numeric/torch_mha_init.hpp"
 #include "ops/attention.hpp"
+#include "ops/tensors.hpp"
 
 namespace vl {
 
@@ -46,7 +47,6 @@ namespace vl::ops {
 struct MultiHeadAttention {
   static constexpr const char* name = "multi-head-attention";
   static constexpr const char* request = "mha";
-  using Tensor3 = xt::xtensor<double, 3>;
 
   static std::vector<ResultShape> result_shapes(const MhaResult<double, 3>& r, const Tensor3& query, const Tensor3& key,
                                                 const Tensor3&, const MhaParameters<double>&, std::size_t heads,

@@ -10,13 +10,13 @@
 #include <xtensor/xtensor.hpp>
 
 #include "ops/result_shape.hpp"
+#include "ops/tensors.hpp"
 
 namespace vl::ops {
 
 struct PositionalEncoding {
   static constexpr const char* name = "positional-encoding";
   static constexpr const char* request = "positional_encoding";
-  using Matrix = xt::xtensor<double, 2>;
 
   static std::vector<ResultShape> result_shapes(const Matrix& pe, const std::vector<double>& positions, std::size_t d) {
     return {{"pe", "a positional-encoding table", shape_of(pe), {positions.size(), d}}};

@@ -9,10 +9,9 @@
 #include <xtensor/xtensor.hpp>
 
 #include "ops/result_shape.hpp"
+#include "ops/tensors.hpp"
 
 namespace vl::ops {
-
-using Tensor3 = xt::xtensor<double, 3>;
 
 struct ShiftRight {
   static constexpr const char* name = "shift-right";

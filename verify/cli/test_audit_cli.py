@@ -130,6 +130,19 @@ class AuditCli(unittest.TestCase):
         r = self.root.audit("linear-rnn")
         self.assertFailsWith(r, "stray.txt: not in the manifest")
 
+    def test_generator_gone_from_the_project(self):
+        # The scripts beside the goldens are their provenance, not goldens (a __pycache__ there
+        # is no stray golden); a generator the manifest names that is gone fails the audit.
+        gen = self.root.path("reference_outputs", "generators")
+        os.makedirs(os.path.join(gen, "__pycache__"), exist_ok=True)
+        with open(os.path.join(gen, "__pycache__", "manifest.cpython-311.pyc"), "wb") as f:
+            f.write(b"\0")
+        r = self.root.audit("linear-rnn")
+        self.assertNotIn("not in the manifest", r.stdout + r.stderr)
+        os.remove(os.path.join(gen, "linear_rnn_goldens.py"))
+        r = self.root.audit("linear-rnn")
+        self.assertFailsWith(r, "its generator reference_outputs/generators/linear_rnn_goldens.py is not in the project")
+
     def test_claim_without_check(self):
         self.root.edit("specs/linear_rnn.md", "## Negative controls",
                        "```claim\nid: linear-rnn.unchecked\nkind: invariant\ntolerance: none\n"

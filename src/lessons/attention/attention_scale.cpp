@@ -1,0 +1,152 @@
+// Lesson attention, listing 2: why the scores are divided by √d_k (specs/attention.md,
+// "Listing 2"). The listing's table, and the claims read off the experiment: the raw scores'
+// standard deviation is √d_k, without the scale the softmax saturates, with it the weights and
+// the Jacobian stay flat. The experiment is our own code (attention_scale_experiment.hpp: the
+// lesson's draws, NumPy's sum order), so these claims are about our code (subject: our-code)
+// and their controls are the experiment with one piece wrong.
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "lessons/attention/attention.hpp"
+#include "lessons/attention/attention_common.hpp"
+#include "lessons/attention/attention_scale_experiment.hpp"
+#include "numeric/compare.hpp"
+
+namespace vl::lessons::attention {
+
+// [attention.scale]
+ListingOutput listing_scale(const ListingContext&) {
+  const auto rows = scale_experiment(1, reference_scale_variant());
+  ListingOutput out;
+  out.lines.push_back(scale_table_header());
+  xt::xtensor<double, 2> table = xt::zeros<double>({rows.size(), std::size_t(5)});
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const ScaleRow& r = rows[i];
+    out.lines.push_back(format_scale_row(r));
+    table(i, 0) = r.score_std;
+    table(i, 1) = r.raw_max_weight;
+    table(i, 2) = r.raw_jacobian;
+    table(i, 3) = r.scaled_max_weight;
+    table(i, 4) = r.scaled_jacobian;
+  }
+  out.arrays["table"] = table;
+  return out;
+}
+// [attention.scale]
+
+namespace {
+
+Measurement score_std(const ScaleVariant& variant) {
+  double worst = 0;
+  std::vector<std::string> parts;
+  for (std::uint64_t seed : {1, 2}) {
+    for (const ScaleRow& r : scale_experiment(seed, variant)) {
+      const double raw = std::fabs(r.score_std / std::sqrt(double(r.d_k)) - 1.0);
+      const double scaled = std::fabs(r.scaled_std - 1.0);
+      worst = std::max({worst, raw, scaled});
+      if (seed == 1)
+        parts.push_back(fmt::format("d_k={}: std {:.3f} vs √d_k {:.3f}, scaled std {:.3f}", r.d_k, r.score_std, std::sqrt(double(r.d_k)),
+                                    r.scaled_std));
+    }
+  }
+  if (std::isnan(worst)) worst = kInf;
+  return {worst,
+          fmt::format("largest |std(q·k)/√d_k − 1| or |std(q·k/√d_k) − 1| over seeds 1, 2: {:.4f}; seed 1: {}", worst,
+                      fmt::join(parts, "; "))};
+}
+
+Measurement unscaled_saturates(const ScaleVariant& variant) {
+  // Without the scale, the mean max weight must rise and the mean Jacobian norm fall at every
+  // step of d_k, and at d_k = 1024 the norm must be at most the tolerance times the scaled one.
+  double worst_ratio = 0;
+  bool monotone = true;
+  std::string detail;
+  for (std::uint64_t seed : {1, 2}) {
+    const auto rows = scale_experiment(seed, variant);
+    for (std::size_t i = 1; i < rows.size(); ++i)
+      monotone = monotone && rows[i].raw_max_weight > rows[i - 1].raw_max_weight && rows[i].raw_jacobian < rows[i - 1].raw_jacobian;
+    const double ratio = rows.back().raw_jacobian / rows.back().scaled_jacobian;
+    worst_ratio = worse(worst_ratio, ratio);
+    detail += fmt::format("seed {}: max weight {:.3f} → {:.3f}, |J| {:.4f} → {:.4f} (scaled at d_k=1024: {:.4f}); ", seed,
+                          rows.front().raw_max_weight, rows.back().raw_max_weight, rows.front().raw_jacobian, rows.back().raw_jacobian,
+                          rows.back().scaled_jacobian);
+  }
+  Measurement m{worst_ratio, fmt::format("{}unscaled/scaled |J| at d_k=1024: {:.3f}; max weight rising and |J| falling at every "
+                                         "step: {}", detail, worst_ratio, monotone ? "yes" : "NO")};
+  return m.require(monotone, "without the scale, the max weight does not rise and |J| fall at every step of d_k");
+}
+
+Measurement scaled_flat(const ScaleVariant& variant) {
+  double worst = 0;
+  std::string detail;
+  for (std::uint64_t seed : {1, 2}) {
+    const auto rows = scale_experiment(seed, variant);
+    double wmin = kInf, wmax = -kInf, jmin = kInf, jmax = -kInf;
+    for (const ScaleRow& r : rows) {
+      wmin = std::min(wmin, r.scaled_max_weight);
+      wmax = std::max(wmax, r.scaled_max_weight);
+      jmin = std::min(jmin, r.scaled_jacobian);
+      jmax = std::max(jmax, r.scaled_jacobian);
+    }
+    double spread = std::max(wmax - wmin, jmax - jmin);
+    if (std::isnan(spread)) spread = kInf;
+    worst = std::max(worst, spread);
+    detail += fmt::format("seed {}: max weight {:.3f}…{:.3f}, |J| {:.4f}…{:.4f}; ", seed, wmin, wmax, jmin, jmax);
+  }
+  return {worst, fmt::format("{}largest spread over d_k = 4…1024 with the scale: {:.4f}", detail, worst)};
+}
+
+// The experiment with one piece replaced.
+ScaleVariant variant_with(void (*edit)(ScaleVariant&)) {
+  ScaleVariant v = reference_scale_variant();
+  edit(v);
+  return v;
+}
+// Functions, not namespace-scope constants: a constant here would be initialised after a
+// program that registers the lesson from its own static initialisers (the Boost.Test programs)
+// copied it, empty, and every control would then have thrown std::bad_function_call.
+ScaleVariant scale_removed() {
+  return variant_with([](ScaleVariant& v) { v.scaled_divisor = [](std::size_t) { return 1.0; }; });
+}
+ScaleVariant divides_by_dk() {
+  return variant_with([](ScaleVariant& v) { v.scaled_divisor = [](std::size_t d_k) { return double(d_k); }; });
+}
+ScaleVariant both_scaled() {
+  return variant_with([](ScaleVariant& v) { v.raw_divisor = [](std::size_t d_k) { return std::sqrt(double(d_k)); }; });
+}
+ScaleVariant jacobian_without_outer() {
+  return variant_with([](ScaleVariant& v) {
+    v.jacobian_norm = [](const double* p, std::size_t n) {  // ‖diag(p)‖_F: the −p pᵀ term lost
+      double s = 0;
+      for (std::size_t i = 0; i < n; ++i) s += p[i] * p[i];
+      return std::sqrt(s);
+    };
+  });
+}
+
+// A predicate on a variant of the experiment, as a check.
+CheckFn on(Measurement (*predicate)(const ScaleVariant&), ScaleVariant variant) {
+  return [predicate, variant](const CheckContext&) { return predicate(variant); };
+}
+
+}  // namespace
+
+std::vector<ClaimCheck> scale_checks() {
+  const ScaleVariant ref = reference_scale_variant();
+  return {
+      {"attention.score-std", "std of raw and scaled scores, d_k = 4 … 1024, seeds 1 and 2", on(score_std, ref),
+       {broken_code("scale removed", on(score_std, scale_removed())),
+        broken_code("divided by d_k instead of √d_k", on(score_std, divides_by_dk()))}},
+      {"attention.unscaled-saturates", "max weight and |J| without the scale, d_k = 4 … 1024, seeds 1 and 2",
+       on(unscaled_saturates, ref),
+       {broken_code("Jacobian without the −p pᵀ term", on(unscaled_saturates, jacobian_without_outer())),
+        broken_code("the 'without' branch scaled too", on(unscaled_saturates, both_scaled()))}},
+      {"attention.scaled-flat", "max weight and |J| with the scale, d_k = 4 … 1024, seeds 1 and 2", on(scaled_flat, ref),
+       {broken_code("scale removed", on(scaled_flat, scale_removed())),
+        broken_code("divided by d_k instead of √d_k", on(scaled_flat, divides_by_dk()))}},
+  };
+}
+
+}  // namespace vl::lessons::attention

@@ -1,0 +1,65 @@
+// Lesson encoder-decoder: the cases of the reference script, and the stacks through a backend
+// (encoder_decoder.hpp).
+#include "lessons/encoder_decoder/encoder_decoder.hpp"
+
+#include "numeric/npy.hpp"
+#include "numeric/torch_transformer_init.hpp"
+
+namespace vl::lessons::encoder_decoder {
+
+const std::vector<Case>& cases() {
+  // reference_outputs/generators/encoder_decoder_goldens.py, CASES: the listing's seed 0 and two arbitrary large
+  // ones at torch's initialisation, and two more with every parameter perturbed.
+  static const std::vector<Case> all = {
+      {"enc_post_relu", false, 0, 16, 4, 32, 1, 2, 6, 0, false, Activation::relu, false},
+      {"enc_pre_gelu", false, 918273645, 24, 3, 40, 1, 2, 7, 0, true, Activation::gelu, true},
+      {"enc_stack", false, 2718281828, 16, 2, 32, 2, 2, 5, 0, false, Activation::gelu, false},
+      {"dec_post_relu", true, 0, 16, 4, 32, 1, 2, 6, 5, false, Activation::relu, false},
+      {"dec_pre_gelu", true, 918273645, 24, 3, 40, 1, 2, 7, 4, true, Activation::gelu, true},
+      {"dec_stack", true, 2718281828, 16, 2, 32, 2, 2, 5, 6, true, Activation::relu, false},
+      {"enc_perturbed", false, 31415926, 16, 4, 32, 2, 2, 6, 0, false, Activation::gelu, true, 0.25},
+      {"dec_perturbed", true, 27182818, 16, 2, 24, 2, 2, 5, 6, true, Activation::relu, true, 0.25},
+  };
+  return all;
+}
+
+LayerOptions options_of(const Case& c) {
+  LayerOptions o;
+  o.norm_first = c.norm_first;
+  o.activation = c.activation;
+  return o;
+}
+
+xt::xarray<bool> padding_mask(std::size_t batch, std::size_t s) {
+  xt::xarray<bool> m = xt::zeros<bool>({batch, s});
+  m(0, s - 1) = true;
+  return m;
+}
+
+xt::xarray<double> golden(const std::filesystem::path& goldens, const std::string& name) {
+  return npy::load_double(goldens / "encoder-decoder" / name);
+}
+
+Tensor3 encoder_stack(const backends::Backend& b, Tensor3 x, const std::vector<EncoderLayerParameters<double>>& layers, std::size_t heads,
+                      const LayerOptions& o, const MhaOptions<double>& self) {
+  for (const auto& p : layers) x = b.encoder_layer(x, p, heads, o, self);
+  return x;
+}
+
+Tensor3 decoder_stack(const backends::Backend& b, Tensor3 x, const Tensor3& memory, const std::vector<DecoderLayerParameters<double>>& layers,
+                      std::size_t heads, const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross) {
+  for (const auto& p : layers) x = b.decoder_layer(x, memory, p, heads, o, self, cross);
+  return x;
+}
+
+Model draw_model(torch_rng::Generator& gen, std::size_t d, std::size_t heads, std::size_t d_ff, std::size_t layers, std::size_t batch,
+                 std::size_t S, std::size_t T, const LayerOptions& o) {
+  Model m{heads, o, {}, {}, {}, {}};
+  m.encoder = torch_rng::stack_of(torch_rng::encoder_layer_init<double>(gen, d, heads, d_ff), layers);
+  m.decoder = torch_rng::stack_of(torch_rng::decoder_layer_init<double>(gen, d, heads, d_ff), layers);
+  m.src = torch_rng::randn<double>(gen, {batch, S, d});
+  m.tgt = torch_rng::randn<double>(gen, {batch, T, d});
+  return m;
+}
+
+}  // namespace vl::lessons::encoder_decoder

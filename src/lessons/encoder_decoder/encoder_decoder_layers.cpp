@@ -1,0 +1,190 @@
+// Lesson encoder-decoder, section "The layer": the layers against torch, LayerNorm's
+// standardisation, the width the residual enforces, and our torch-compatible initialisation
+// (spec: specs/encoder_decoder.md).
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "backends/shape_checked.hpp"
+#include "lessons/encoder_decoder/encoder_decoder.hpp"
+#include "numeric/compare.hpp"
+#include "numeric/npy.hpp"
+#include "numeric/torch_transformer_init.hpp"
+
+namespace vl::lessons::encoder_decoder {
+
+namespace {
+
+// One case of the reference script through the judged backend: the layer drawn from the case's
+// seed, copied `layers` times, on the inputs drawn after it; max |ours − torch's golden|.
+double case_error(const backends::Backend& b, const Case& c, const std::filesystem::path& goldens) {
+  torch_rng::Generator gen(c.seed);
+  const LayerOptions o = options_of(c);
+  Tensor3 out;
+  if (!c.decoder) {
+    auto one = torch_rng::encoder_layer_init<double>(gen, c.d, c.heads, c.d_ff);
+    if (c.perturb != 0) perturbed(one, gen, c.perturb);
+    const auto layers = torch_rng::stack_of(one, c.layers);
+    const Tensor3 x = torch_rng::randn<double>(gen, {c.batch, c.S, c.d});
+    MhaOptions<double> self;
+    if (c.padding) self.key_padding_mask = padding_mask(c.batch, c.S);
+    out = encoder_stack(b, x, layers, c.heads, o, self);
+  } else {
+    auto one = torch_rng::decoder_layer_init<double>(gen, c.d, c.heads, c.d_ff);
+    if (c.perturb != 0) perturbed(one, gen, c.perturb);
+    const auto layers = torch_rng::stack_of(one, c.layers);
+    const Tensor3 tgt = torch_rng::randn<double>(gen, {c.batch, c.T, c.d});
+    const Tensor3 memory = torch_rng::randn<double>(gen, {c.batch, c.S, c.d});
+    MhaOptions<double> self, cross;
+    self.causal = true;
+    if (c.padding) cross.key_padding_mask = padding_mask(c.batch, c.S);
+    out = decoder_stack(b, tgt, memory, layers, c.heads, o, self, cross);
+  }
+  return max_abs_diff(out, golden(goldens, c.name + ".out.npy"));
+}
+
+Measurement matches_torch(const CheckContext& ctx, bool decoder) {
+  double worst = 0;
+  std::string where, all;
+  for (const Case& c : cases()) {
+    if (c.decoder != decoder) continue;
+    const double e = case_error(ctx.backend, c, ctx.goldens);
+    all += fmt::format("{}{} {:.1e}", all.empty() ? "" : ", ", c.name, e);
+    if (!(e <= worst)) worst = e, where = c.name;
+  }
+  return {worst,
+          fmt::format("max |ours − torch 1.13| = {:.2e} (worst {}); per case: {}", worst, where, all)};
+}
+
+}  // namespace
+
+Measurement encoder_matches_torch(const CheckContext& ctx) { return matches_torch(ctx, false); }
+Measurement decoder_matches_torch(const CheckContext& ctx) { return matches_torch(ctx, true); }
+
+Measurement layer_norm_standardises(const CheckContext& ctx) {
+  // Inputs at several offsets and scales, random γ ∈ [0.5, 1.5), β; x̂ = (y − β) / γ recovered
+  // per feature. Per position: |mean x̂| and |var x̂ − σ²/(σ² + ε)| (σ² the input's biased variance,
+  // from the formula here, not from the backend).
+  double worst = 0;
+  std::size_t positions = 0;
+  const std::vector<std::array<double, 2>> offset_scale = {{0, 1}, {3, 10}, {-50, 0.1}, {1e3, 2}};
+  for (std::size_t k = 0; k < offset_scale.size(); ++k) {
+    torch_rng::Generator gen(40 + k);
+    const std::size_t B = 2, S = 5 + k, d = 8 + 4 * k;
+    Tensor3 x = torch_rng::randn<double>(gen, {B, S, d});
+    x = x * offset_scale[k][1] + offset_scale[k][0];
+    LayerNormParameters<double> p;
+    p.weight = torch_rng::uniform<double>(gen, {d}, 0.5, 1.5);
+    p.bias = torch_rng::randn<double>(gen, {d});
+    const Tensor3 y = ctx.backend.layer_norm(x, p, kLayerNormEps);
+    if (y.shape() != x.shape()) return Measurement::failing(kInfinity, "layer_norm returned a wrong shape");
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t s = 0; s < S; ++s, ++positions) {
+        double mu = 0, var = 0, m = 0, v = 0;
+        for (std::size_t c = 0; c < d; ++c) mu += x(b, s, c);
+        mu /= double(d);
+        for (std::size_t c = 0; c < d; ++c) var += (x(b, s, c) - mu) * (x(b, s, c) - mu);
+        var /= double(d);
+        for (std::size_t c = 0; c < d; ++c) m += (y(b, s, c) - p.bias(c)) / p.weight(c);
+        m /= double(d);
+        for (std::size_t c = 0; c < d; ++c) v += std::pow((y(b, s, c) - p.bias(c)) / p.weight(c) - m, 2);
+        v /= double(d);
+        worst = worse(worst, std::fabs(m));
+        worst = worse(worst, std::fabs(v - var / (var + kLayerNormEps)));
+      }
+  }
+  return {worst,
+          fmt::format("max over {} positions of |mean x̂| and |var x̂ − σ²/(σ²+ε)| = {:.2e}", positions, worst)};
+}
+
+Measurement residual_keeps_width(const CheckContext& ctx) {
+  // Layers whose FFN maps back to d' = d + 3 (its norm, in post-norm, over d'): everything fits
+  // but the residual x + FFN(x). Each must be refused with std::invalid_argument.
+  std::size_t refused = 0, cases_run = 0;
+  std::string accepted;
+  for (bool decoder : {false, true})
+    for (bool norm_first : {false, true}) {
+      ++cases_run;
+      torch_rng::Generator gen(7);
+      const std::size_t d = 8, wide = 11, d_ff = 16;
+      LayerOptions o;
+      o.norm_first = norm_first;
+      auto widen = [&](auto& p, LayerNormParameters<double>& last_norm) {
+        p.linear2 = torch_rng::linear_init<double>(gen, d_ff, wide);
+        if (!norm_first) last_norm = torch_rng::layer_norm_init<double>(wide);
+      };
+      const Tensor3 x = torch_rng::randn<double>(gen, {1, 4, d});
+      const std::string what = fmt::format("{} {}-norm", decoder ? "decoder" : "encoder", norm_first ? "pre" : "post");
+      try {
+        Tensor3 y;
+        if (!decoder) {
+          auto p = torch_rng::encoder_layer_init<double>(gen, d, 2, d_ff);
+          widen(p, p.norm2);
+          y = ctx.backend.encoder_layer(x, p, 2, o, {});
+        } else {
+          auto p = torch_rng::decoder_layer_init<double>(gen, d, 2, d_ff);
+          widen(p, p.norm3);
+          y = ctx.backend.decoder_layer(x, x, p, 2, o, {}, {});
+        }
+        accepted += fmt::format("{}{} returned ({}, {}, {})", accepted.empty() ? "" : "; ", what, y.shape(0), y.shape(1), y.shape(2));
+      } catch (const backends::Unsupported&) {
+        throw;
+      } catch (const backends::WrongShape& e) {  // accepted, and answered with a result of another width
+        accepted += fmt::format("{}{} returned a result of the wrong shape ({})", accepted.empty() ? "" : "; ", what, e.what());
+      } catch (const std::invalid_argument&) {
+        ++refused;
+      }
+    }
+  const bool all_refused = refused == cases_run;
+  Measurement m{double(refused), all_refused ? fmt::format("all {} layers with a width-changing FFN refused (std::invalid_argument)", cases_run)
+                                             : fmt::format("{} of {} refused; accepted: {}", refused, cases_run, accepted)};
+  return m.require(all_refused, fmt::format("{} of {} layers with a width-changing FFN accepted", cases_run - refused, cases_run));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Our own code: the torch-compatible initialisation, bit for bit.
+
+Measurement torch_init_bit_exact(const CheckContext& ctx, InitFn encoder_init) {
+  double worst = 0;
+  std::size_t values = 0;
+  for (const Case& c : cases()) {
+    torch_rng::Generator gen(c.seed);
+    std::vector<double> flat;
+    auto collect = [&](const std::string&, const auto& t) { flat.insert(flat.end(), t.begin(), t.end()); };
+    if (c.decoder) {
+      const auto p = torch_rng::decoder_layer_init<double>(gen, c.d, c.heads, c.d_ff);
+      torch_rng::state_entries(p, collect);
+    } else {
+      const auto p = encoder_init(gen, c.d, c.heads, c.d_ff);
+      torch_rng::state_entries(p, collect);
+    }
+    const xt::xarray<double> want = golden(ctx.goldens, "init." + c.name + ".npy");
+    values += want.size();
+    if (want.size() != flat.size()) return Measurement::failing(kInfinity, fmt::format("{}: {} values, torch has {}", c.name, flat.size(), want.size()));
+    for (std::size_t i = 0; i < flat.size(); ++i) worst = worse(worst, std::fabs(flat[i] - want.flat(i)));
+  }
+  return {worst,
+          fmt::format("max |ours − torch's state_dict()| over {} values of {} layers = {:.1e}", values, cases().size(), worst)};
+}
+
+Measurement parameter_counts(const CheckContext& ctx, CountFn decoder_count) {
+  // Per layer: 4d² + 4d per attention, 2·d·d_ff + d_ff + d per FFN, 2d per LayerNorm, against
+  // torch's count (sum of numel, counts.npy) and our layer's entries.
+  const xt::xarray<double> torch_counts = golden(ctx.goldens, "counts.npy");
+  double worst = 0;
+  std::string all;
+  for (std::size_t k = 0; k < cases().size(); ++k) {
+    const Case& c = cases()[k];
+    const std::size_t d = c.d, attn = 4 * d * d + 4 * d, ffn = 2 * d * c.d_ff + c.d_ff + d, ln = 2 * d;
+    const std::size_t formula = c.decoder ? 2 * attn + ffn + 3 * ln : attn + ffn + 2 * ln;
+    torch_rng::Generator gen(c.seed);
+    const std::size_t ours = c.decoder ? decoder_count(torch_rng::decoder_layer_init<double>(gen, d, c.heads, c.d_ff))
+                                       : torch_rng::parameter_count(torch_rng::encoder_layer_init<double>(gen, d, c.heads, c.d_ff));
+    const double t = k < torch_counts.size() ? torch_counts(k) : -1;
+    worst = std::max({worst, std::fabs(double(ours) - double(formula)), std::fabs(t - double(formula))});
+    all += fmt::format("{}{} {}", all.empty() ? "" : ", ", c.name, formula);
+  }
+  return {worst, fmt::format("max |count − formula| (ours and torch's) = {}; formula: {}", worst, all)};
+}
+
+}  // namespace vl::lessons::encoder_decoder

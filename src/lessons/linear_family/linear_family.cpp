@@ -1,0 +1,439 @@
+// Lesson linear-family: the claims' predicates (spec: specs/linear_family.md).
+//
+// Each check draws its inputs, calls the judged backend's linear_family operation in the forms
+// it verifies, and measures the largest relative gap max|a − b| / max|b| from what the claim
+// says the result must be: ONNX's recurrence (our kernel of its definition), another form, another
+// chunk size, one pass over the whole sequence, the rule it reduces to.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <xtensor/xmanipulation.hpp>
+#include <xtensor/xview.hpp>
+
+#include "backends/backend.hpp"
+#include "kernels/reference/heads.hpp"
+#include "kernels/reference/linear_attention.hpp"
+#include "kernels/reference/matmul.hpp"
+#include "lessons/linear_family/linear_family.hpp"
+#include "lessons/linear_rnn/linear_rnn.hpp"
+#include "numeric/compare.hpp"
+#include "numeric/numpy_random.hpp"
+
+namespace vl::lessons::linear_family {
+
+namespace {
+
+constexpr UpdateRule kRules[] = {UpdateRule::linear, UpdateRule::gated, UpdateRule::delta, UpdateRule::gated_delta};
+
+// The sweep: one token up; d_k ≠ d_v; one head, equal heads, GQA groups of 2 and 3, MQA; decay
+// per head and per key dimension; with and without a past state.
+const std::vector<Shape> kShapes = {
+    {1, 1, 1, 1, 4, 5, false, false}, {1, 2, 2, 7, 3, 4, true, true},  {2, 4, 2, 12, 5, 3, false, true},
+    {1, 4, 1, 17, 8, 6, true, false}, {1, 6, 2, 24, 4, 4, true, true}, {1, 2, 1, 40, 16, 8, false, true},
+};
+
+// Chunk sizes for n tokens: 1, 2, 3, 5, the divisors of n, n, n + 3 and ONNX's default 64.
+std::vector<std::size_t> chunk_sizes(std::size_t n) {
+  std::vector<std::size_t> c = {1, 2, 3, 5, n, n + 3, 64};
+  for (std::size_t d = 2; d < n; ++d)
+    if (n % d == 0) c.push_back(d);
+  std::sort(c.begin(), c.end());
+  c.erase(std::unique(c.begin(), c.end()), c.end());
+  return c;
+}
+
+template <class T>
+FamilyResult<T> run(const backends::Backend& b, const FamilyInputs<T>& in, UpdateRule rule, FamilyForm form, std::size_t chunk = 64,
+                    std::optional<double> scale = {}) {
+  return b.linear_family(in, FamilyOptions{rule, form, chunk, scale});
+}
+
+// ONNX's definition, the recurrence token by token (our kernel of it), in float64.
+FamilyResult<double> definition(const FamilyInputs<double>& in, UpdateRule rule, std::optional<double> scale = {}) {
+  return vl::linear_family<double>(in, FamilyOptions{rule, FamilyForm::recurrent, 1, scale});
+}
+
+// max|a − b| / max|b| (∞ for a NaN or a wrong shape; the absolute gap when b is all zeros).
+template <class A, class B>
+double relative(const A& a, const B& b) {
+  double scale = 0;
+  for (auto x : b) scale = worse(scale, std::fabs(double(x)));
+  return max_abs_diff(a, b) / (scale > 0 ? scale : 1.0);
+}
+
+template <class T>
+double gap(const FamilyResult<T>& a, const FamilyResult<double>& b) {
+  return std::max(relative(a.o, b.o), relative(a.state, b.state));
+}
+
+// The largest gap seen and where, overall and per rule.
+struct Worst {
+  double value = 0;
+  std::string where;
+  std::map<std::string, double> per_rule;
+  void see(double g, UpdateRule rule, const std::string& at) {
+    double& r = per_rule[to_string(rule)];
+    r = worse(r, g);
+    if (worse(value, g) > value || where.empty()) {
+      value = worse(value, g);
+      where = at;
+    }
+  }
+  std::string rules() const {
+    std::vector<std::string> parts;
+    for (const auto& [rule, v] : per_rule) parts.push_back(fmt::format("{} {:.2e}", rule, v));
+    return fmt::format("{}", fmt::join(parts, ", "));
+  }
+};
+
+std::string shape_name(const Shape& s) {
+  return fmt::format("B={} Hq={} Hkv={} n={} d_k={} d_v={}{}{}", s.B, s.Hq, s.Hkv, s.n, s.dk, s.dv,
+                     s.per_dimension ? " decay per key dim" : "", s.past ? " with past" : "");
+}
+
+// The forms a sweep runs: recurrent, parallel and chunked at each chunk size.
+struct FormAt {
+  FamilyForm form;
+  std::size_t chunk;
+  std::string name() const { return form == FamilyForm::chunked ? fmt::format("chunked c={}", chunk) : to_string(form); }
+};
+std::vector<FormAt> forms(std::size_t n) {
+  std::vector<FormAt> f = {{FamilyForm::recurrent, 1}, {FamilyForm::parallel, 1}};
+  for (std::size_t c : chunk_sizes(n)) f.push_back({FamilyForm::chunked, c});
+  return f;
+}
+
+// Tokens [a, b) of every input (the past state kept).
+template <class T>
+FamilyInputs<T> tokens(const FamilyInputs<T>& in, std::size_t a, std::size_t b) {
+  FamilyInputs<T> out;
+  auto r = xt::range(a, b);
+  out.q = xt::view(in.q, xt::all(), xt::all(), r, xt::all());
+  out.k = xt::view(in.k, xt::all(), xt::all(), r, xt::all());
+  out.v = xt::view(in.v, xt::all(), xt::all(), r, xt::all());
+  out.g = xt::view(in.g, xt::all(), xt::all(), r, xt::all());
+  out.beta = xt::view(in.beta, xt::all(), xt::all(), r);
+  out.past = in.past;
+  return out;
+}
+
+template <class T>
+FamilyInputs<float> to_float(const FamilyInputs<T>& in) {
+  FamilyInputs<float> f{xt::cast<float>(in.q), xt::cast<float>(in.k), xt::cast<float>(in.v), xt::cast<float>(in.g),
+                        xt::cast<float>(in.beta), std::nullopt};
+  if (in.past) f.past = xt::xtensor<float, 4>(xt::cast<float>(*in.past));
+  return f;
+}
+FamilyInputs<double> to_double(const FamilyInputs<float>& in) {
+  FamilyInputs<double> d{xt::cast<double>(in.q), xt::cast<double>(in.k), xt::cast<double>(in.v), xt::cast<double>(in.g),
+                         xt::cast<double>(in.beta), std::nullopt};
+  if (in.past) d.past = xt::xtensor<double, 4>(xt::cast<double>(*in.past));
+  return d;
+}
+
+Measurement measured(const Worst& w, const std::string& what) {
+  return {w.value,
+          fmt::format("largest relative gap {:.2e} ({}); per rule: {}; {}", w.value, w.where, w.rules(), what)};
+}
+
+}  // namespace
+
+template <>
+FamilyInputs<double> draw<double>(const Shape& s, std::uint64_t seed) {
+  numpy::Generator rng(seed);
+  auto normal = [&](std::vector<std::size_t> shape) {
+    xt::xarray<double> a = xt::zeros<double>(shape);
+    for (auto& x : a) x = rng.standard_normal();
+    return a;
+  };
+  FamilyInputs<double> in;
+  in.q = normal({s.B, s.Hq, s.n, s.dk});
+  in.k = normal({s.B, s.Hkv, s.n, s.dk});
+  in.v = normal({s.B, s.Hkv, s.n, s.dv});
+  for (std::size_t b = 0; b < s.B; ++b)
+    for (std::size_t h = 0; h < s.Hkv; ++h)
+      for (std::size_t t = 0; t < s.n; ++t) {
+        auto key = xt::view(in.k, b, h, t, xt::all());
+        key /= std::sqrt(xt::sum(key * key)());
+      }
+  const xt::xtensor<double, 4> x = normal({s.B, s.Hkv, s.n, s.per_dimension ? s.dk : 1});
+  in.g = -xt::log1p(xt::exp(-(x + 2.0)));  // log σ(x + 2) = −log(1 + e^{−(x+2)})
+  const xt::xtensor<double, 3> y = normal({s.B, s.Hkv, s.n});
+  in.beta = 1.0 / (1.0 + xt::exp(-y));
+  if (s.past) in.past = xt::xtensor<double, 4>(normal({s.B, s.Hkv, s.dk, s.dv}));
+  return in;
+}
+template <>
+FamilyInputs<float> draw<float>(const Shape& s, std::uint64_t seed) {
+  return to_float(draw<double>(s, seed));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The listing: one small ONNX-layout case, B = 1, T = 6, q_num_heads 2, kv_num_heads 1,
+// d_k = 4, d_v = 3, drawn from default_rng(21) in the order Q, K, V, x (decay), y (beta), each in
+// C order as NumPy's standard_normal fills it; keys normalised, decay log σ(x + 2), β = σ(y).
+// Each rule's three forms (chunk 4: the last chunk holds two tokens); the chunked outputs are
+// compared with NumPy's recurrence (reference_outputs/generators/linear_family_goldens.py).
+
+// [linear-family.main]
+ListingOutput listing_main(const ListingContext& ctx) {
+  const std::size_t T = 6, hq = 2, hkv = 1, dk = 4, dv = 3, chunk = 4;
+  const backends::Backend& b = ctx.implementation();  // the audited backend's LinearAttention
+  numpy::Generator rng(21);
+  auto draw3 = [&](std::size_t width) {
+    xt::xtensor<double, 3> a = xt::zeros<double>({std::size_t(1), T, width});
+    for (auto& x : a) x = rng.standard_normal();
+    return a;
+  };
+  const xt::xtensor<double, 3> q = draw3(hq * dk);
+  xt::xtensor<double, 3> k = draw3(hkv * dk);
+  const xt::xtensor<double, 3> v = draw3(hkv * dv), x = draw3(hkv), y = draw3(hkv);
+  FamilyInputs<double> in;
+  in.q = split_heads<double>(q, hq);
+  in.k = split_heads<double>(k, hkv);
+  for (std::size_t t = 0; t < T; ++t) {
+    auto key = xt::view(in.k, 0, 0, t);
+    key /= std::sqrt(xt::sum(key * key)());
+  }
+  in.v = split_heads<double>(v, hkv);
+  in.g = split_heads<double>(xt::xtensor<double, 3>(-xt::log1p(xt::exp(-(x + 2.0)))), hkv);
+  in.beta = xt::view(split_heads<double>(xt::xtensor<double, 3>(1.0 / (1.0 + xt::exp(-y))), hkv), xt::all(), xt::all(), xt::all(), 0);
+
+  ListingOutput out;
+  out.lines.push_back(fmt::format("Q: (1, {}, {}) K: (1, {}, {}) V: (1, {}, {}), q_num_heads {}, kv_num_heads {}", T, hq * dk, T,
+                                  hkv * dk, T, hkv * dv, hq, hkv));
+  FamilyResult<double> last;
+  for (UpdateRule rule : kRules) {
+    const FamilyResult<double> rec = b.linear_family(in, {rule, FamilyForm::recurrent, chunk, {}});
+    const FamilyResult<double> par = b.linear_family(in, {rule, FamilyForm::parallel, chunk, {}});
+    last = b.linear_family(in, {rule, FamilyForm::chunked, chunk, {}});
+    const double g = std::max({gap(par, rec), gap(last, rec)});
+    out.lines.push_back(fmt::format("{}: the three forms agree to 1e-12: {}", to_string(rule), g < 1e-12 ? "True" : "False"));
+    out.arrays[std::string("O_") + to_string(rule)] = merge_heads<double>(last.o);
+  }
+  out.lines.push_back(fmt::format("present_state: ({}) -> fixed, whatever the length", fmt::join(last.state.shape(), ", ")));
+  return out;
+}
+// [linear-family.main]
+
+Measurement forms_agree(const CheckContext& ctx) {
+  // Also the largest gap at each shape's n, per rule (series for the docs' plot).
+  Worst w;
+  std::vector<Series> series = {{"n", {}, ""}};
+  for (const Shape& s : kShapes) series[0].values.push_back(double(s.n));
+  for (UpdateRule rule : kRules) {
+    series.push_back({std::string("largest gap between forms, ") + to_string(rule), {}, ""});
+    for (std::size_t i = 0; i < kShapes.size(); ++i) {
+      const FamilyInputs<double> in = draw<double>(kShapes[i], 2100 + i);
+      const FamilyResult<double> want = definition(in, rule);
+      double at_n = 0;
+      for (const FormAt& f : forms(kShapes[i].n)) {
+        const double g = gap(run(ctx.backend, in, rule, f.form, f.chunk), want);
+        at_n = worse(at_n, g);
+        w.see(g, rule, fmt::format("{}, {}, {}", to_string(rule), f.name(), shape_name(kShapes[i])));
+      }
+      series.back().values.push_back(at_n);
+    }
+  }
+  Measurement m = measured(w, "outputs and present states of each form against ONNX's recurrence, float64");
+  m.series = std::move(series);
+  return m;
+}
+
+Measurement forms_agree_float32(const CheckContext& ctx) {
+  // The float32 forms against the recurrence in float64 on the same (float32) inputs.
+  Worst w;
+  for (UpdateRule rule : kRules)
+    for (std::size_t i = 0; i < kShapes.size(); ++i) {
+      const FamilyInputs<float> in = draw<float>(kShapes[i], 2100 + i);
+      const FamilyResult<double> want = definition(to_double(in), rule);
+      for (const FormAt& f : forms(kShapes[i].n))
+        w.see(gap(run(ctx.backend, in, rule, f.form, f.chunk), want), rule,
+              fmt::format("{}, {}, {}", to_string(rule), f.name(), shape_name(kShapes[i])));
+    }
+  return measured(w, "float32 forms against the float64 recurrence on the same inputs");
+}
+
+Measurement chunk_invariant(const CheckContext& ctx) {
+  Worst w;
+  for (UpdateRule rule : kRules)
+    for (std::size_t i = 0; i < kShapes.size(); ++i) {
+      const FamilyInputs<double> in = draw<double>(kShapes[i], 2200 + i);
+      const FamilyResult<double> at64 = run(ctx.backend, in, rule, FamilyForm::chunked, 64);
+      for (std::size_t c : chunk_sizes(kShapes[i].n))
+        w.see(gap(run(ctx.backend, in, rule, FamilyForm::chunked, c), at64), rule,
+              fmt::format("{}, chunk {} against 64, {}", to_string(rule), c, shape_name(kShapes[i])));
+    }
+  return measured(w, "the chunked form at every chunk size against chunk_size 64 (ONNX's hint)");
+}
+
+Measurement state_continuation(const CheckContext& ctx) {
+  Worst w;
+  for (UpdateRule rule : kRules)
+    for (std::size_t i = 1; i < kShapes.size(); ++i) {
+      const Shape& s = kShapes[i];
+      const FamilyInputs<double> in = draw<double>(s, 2300 + i);
+      const std::size_t t1 = s.n / 3 + 1;
+      const FamilyResult<double> want = definition(in, rule);
+      for (const FormAt& f : forms(s.n)) {
+        if (f.form == FamilyForm::chunked && f.chunk != 5 && f.chunk != 64) continue;
+        const FamilyResult<double> whole = run(ctx.backend, in, rule, f.form, f.chunk);
+        const FamilyResult<double> first = run(ctx.backend, tokens(in, 0, t1), rule, f.form, f.chunk);
+        FamilyInputs<double> rest = tokens(in, t1, s.n);
+        rest.past = first.state;
+        const FamilyResult<double> second = run(ctx.backend, rest, rule, f.form, f.chunk);
+        const FamilyResult<double> joined{xt::concatenate(xt::xtuple(first.o, second.o), 2), second.state};
+        const std::string at = fmt::format("{}, {}, {}", to_string(rule), f.name(), shape_name(s));
+        w.see(gap(joined, whole), rule, at + ": prefill " + std::to_string(t1) + " then continue");
+        w.see(relative(whole.state, want.state), rule, at + ": present_state against the recurrence's");
+        // One decode step from the whole sequence's state: ONNX's update applied once.
+        FamilyInputs<double> step = tokens(in, s.n - 1, s.n);
+        step.past = first.state;
+        const FamilyResult<double> got = run(ctx.backend, step, rule, f.form, f.chunk);
+        FamilyResult<double> expect{xt::zeros_like(got.o), *step.past};
+        const std::size_t G = s.Hq / s.Hkv;
+        const double scale = 1 / std::sqrt(double(s.dk));
+        for (std::size_t b = 0; b < s.B; ++b)
+          for (std::size_t h = 0; h < s.Hkv; ++h) {
+            const FamilyHead<double> head = family_head(step, rule, b, h, G);
+            xt::xtensor<double, 2> S = head.s0;
+            OnnxStep::update(rule, S, head, 0);
+            xt::view(expect.state, b, h) = S;
+            for (std::size_t j = 0; j < G; ++j)
+              xt::view(expect.o, b, h * G + j, 0) = scale * xt::linalg::dot(xt::transpose(S), xt::view(head.q, j, 0));
+          }
+        w.see(gap(got, expect), rule, at + ": one decode step against ONNX's update");
+      }
+    }
+  return measured(w, "prefill + continue against one pass, present_state against the recurrence, one decode step");
+}
+
+Measurement reductions(const CheckContext& ctx) {
+  Worst w;
+  for (std::size_t i = 0; i < kShapes.size(); ++i) {
+    Shape s = kShapes[i];
+    s.past = true;  // β = 0 must leave a state that is there
+    FamilyInputs<double> in = draw<double>(s, 2400 + i);
+    FamilyInputs<double> no_decay = in, no_beta = in;
+    no_decay.g.fill(0.0);
+    no_beta.beta.fill(0.0);
+    for (const FormAt& f : forms(s.n)) {
+      const std::string at = fmt::format("{}, {}", f.name(), shape_name(s));
+      w.see(gap(run(ctx.backend, no_decay, UpdateRule::gated, f.form, f.chunk), run(ctx.backend, in, UpdateRule::linear, f.form, f.chunk)),
+            UpdateRule::gated, "gated with zero log-decay against linear, " + at);
+      w.see(gap(run(ctx.backend, no_decay, UpdateRule::gated_delta, f.form, f.chunk),
+                run(ctx.backend, in, UpdateRule::delta, f.form, f.chunk)),
+            UpdateRule::gated_delta, "gated_delta with zero log-decay against delta, " + at);
+      const FamilyResult<double> still = run(ctx.backend, no_beta, UpdateRule::delta, f.form, f.chunk);
+      w.see(relative(still.state, *in.past), UpdateRule::delta, "delta with β = 0: present_state against past_state, " + at);
+    }
+  }
+  return measured(w, "gated(g = 0) = linear, gated_delta(g = 0) = delta, delta(β = 0) keeps the state");
+}
+
+Measurement delta_overwrites(const CheckContext& ctx) {
+  // Six orthonormal keys in d_k = 8, each written twice: (k_i, v_i), then (k_i, w_i), β = 1.
+  // Reading key k_i from the final state: Sᵀ k_i = w_i (delta), v_i + w_i (linear).
+  const std::size_t m = 6, dk = 8, dv = 4, n = 2 * m;
+  const FamilyInputs<double> drawn = draw<double>({1, 1, 1, n, dk, dv, false, false}, 2500);
+  FamilyInputs<double> in = drawn;
+  xt::xtensor<double, 2> keys = xt::view(drawn.q, 0, 0, xt::range(0, m), xt::all());
+  for (std::size_t i = 0; i < m; ++i) {  // Gram–Schmidt
+    auto ki = xt::row(keys, i);
+    for (std::size_t j = 0; j < i; ++j) ki -= xt::sum(ki * xt::row(keys, j))() * xt::row(keys, j);
+    ki /= std::sqrt(xt::sum(ki * ki)());
+  }
+  for (std::size_t t = 0; t < n; ++t) xt::view(in.k, 0, 0, t) = xt::row(keys, t % m);
+  in.beta.fill(1.0);
+  Worst w;
+  double linear_from_last = 0;
+  for (const FormAt& f : forms(n)) {
+    const FamilyResult<double> d = run(ctx.backend, in, UpdateRule::delta, f.form, f.chunk);
+    const FamilyResult<double> l = run(ctx.backend, in, UpdateRule::linear, f.form, f.chunk);
+    for (std::size_t i = 0; i < m; ++i) {
+      const xt::xtensor<double, 1> last = xt::view(in.v, 0, 0, m + i), first = xt::view(in.v, 0, 0, i);
+      const xt::xtensor<double, 1> read_d = xt::linalg::dot(xt::transpose(xt::view(d.state, 0, 0)), xt::row(keys, i));
+      const xt::xtensor<double, 1> read_l = xt::linalg::dot(xt::transpose(xt::view(l.state, 0, 0)), xt::row(keys, i));
+      w.see(max_abs_diff(read_d, last), UpdateRule::delta, fmt::format("delta, {}, key {}: read against its last value", f.name(), i));
+      w.see(max_abs_diff(read_l, xt::xtensor<double, 1>(first + last)), UpdateRule::linear,
+            fmt::format("linear, {}, key {}: read against the sum of its values", f.name(), i));
+      linear_from_last = std::max(linear_from_last, max_abs_diff(read_l, last));
+    }
+  }
+  return {w.value,
+          fmt::format("largest |read − expected| {:.2e} ({}); per rule: {}; the linear rule's read is {:.2f} from the last "
+                      "value written",
+                      w.value, w.where, w.rules(), linear_from_last)};
+}
+
+Measurement normalised_form(const CheckContext& ctx) {
+  // Seed 000's o_t = Σ (φq_t·φk_j) v_j / Σ φq_t·φk_j as the linear rule on φ(Q), φ(K), [V | 1],
+  // scale 1: the output's last column is the normaliser.
+  Worst w;
+  for (std::size_t n : {1, 6, 17, 40}) {
+    const std::size_t dk = 4, dv = 5;
+    const linear_rnn::Inputs drawn = linear_rnn::draw_inputs(n, dk, dv, 2600 + n);  // seed 000's φ = elu + 1
+    const xt::xtensor<double, 2>&pq = drawn.pq, &pk = drawn.pk, &v = drawn.v;
+    const xt::xtensor<double, 2> want = linear_attention_parallel<double>(pq, pk, v);
+    FamilyInputs<double> in;
+    in.q = xt::reshape_view(pq, std::array<std::size_t, 4>{1, 1, n, dk});
+    in.k = xt::reshape_view(pk, std::array<std::size_t, 4>{1, 1, n, dk});
+    in.v = xt::ones<double>({std::size_t(1), std::size_t(1), n, dv + 1});
+    xt::view(in.v, 0, 0, xt::all(), xt::range(0, dv)) = v;
+    for (const FormAt& f : forms(n)) {
+      const FamilyResult<double> r = run(ctx.backend, in, UpdateRule::linear, f.form, f.chunk, 1.0);
+      const auto o = xt::view(r.o, 0, 0);
+      const xt::xtensor<double, 2> got = xt::view(o, xt::all(), xt::range(0, dv)) / xt::view(o, xt::all(), xt::range(dv, dv + 1));
+      w.see(relative(got, want), UpdateRule::linear, fmt::format("{}, n = {}", f.name(), n));
+    }
+  }
+  return measured(w, "numerator over the last column against seed 000's normalised linear attention");
+}
+
+Measurement chunked_linear_cost(const ChunkFor& chunk_for, const CheckContext& ctx) {
+  // Multiply-adds of our chunked kernel, one head, d_k = d_v = 64, per-head decay, at
+  // n = 1024 … 65536; the slope of log(work) against log(n) between successive sizes, per rule,
+  // and the present state's size at each n. A slope over the bound ends the sweep.
+  const std::vector<std::size_t> sizes = {1024, 4096, 16384, 65536};
+  const std::size_t d = 64;
+  double worst = 0;
+  bool state_fixed = true;
+  std::vector<Series> series = {{"n", {}, ""}};
+  std::map<std::string, std::uint64_t> prev;
+  std::vector<std::string> rows;
+  for (UpdateRule rule : kRules) series.push_back({std::string("multiply-adds, ") + to_string(rule), {}, ""});
+  for (std::size_t n : sizes) {
+    const FamilyInputs<double> in = draw<double>({1, 1, 1, n, d, d, false, false}, 2700);
+    series[0].values.push_back(double(n));
+    std::vector<std::string> row;
+    for (std::size_t r = 0; r < 4; ++r) {
+      const UpdateRule rule = kRules[r];
+      multiply_adds() = 0;
+      const FamilyResult<double> out = vl::linear_family<double>(in, {rule, FamilyForm::chunked, chunk_for(n), {}});
+      const std::uint64_t work = multiply_adds();
+      state_fixed = state_fixed && out.state.size() == d * d;
+      series[r + 1].values.push_back(double(work));
+      const std::string name = to_string(rule);
+      if (prev.count(name)) {
+        const double slope = std::log(double(work) / double(prev[name])) / std::log(4.0);
+        worst = worse(worst, slope);
+        row.push_back(fmt::format("{} {:.3f}", name, slope));
+      }
+      prev[name] = work;
+    }
+    if (!row.empty()) rows.push_back(fmt::format("to n = {}: {}", n, fmt::join(row, ", ")));
+    if (ctx.settled_failing(worst)) break;  // a slope already past the bound: the larger sizes cost, and settle nothing
+  }
+  Measurement m{worst,
+          fmt::format("largest log-log slope of the counted multiply-adds {:.3f}; {}; present state {} elements at every n{}", worst,
+                      fmt::join(rows, "; "), d * d, state_fixed ? "" : " — NOT: it changed with n"),
+          series};
+  return m.require(state_fixed, "the present state's size changed with n");
+}
+
+}  // namespace vl::lessons::linear_family

@@ -1,0 +1,65 @@
+// Lesson linear-family: the checks of its claims, each with the broken variants it must reject.
+//
+// The claims about the computation judge the backend they are given; their controls are broken
+// backends (linear_family_broken_backends.hpp). The cost claim is about our own code (counted
+// multiply-adds of our chunked kernel), and its control breaks that code.
+#include <memory>
+
+#include "backends/registry.hpp"
+#include "lessons/linear_family/linear_family.hpp"
+#include "lessons/linear_family/linear_family_broken_backends.hpp"
+
+namespace vl::lessons::linear_family {
+
+namespace {
+
+template <class BrokenBackend>
+NegativeControl broken(std::string what) {
+  return broken_backend(what, std::make_shared<BrokenBackend>(backends::plain(), what));
+}
+
+}  // namespace
+
+Lesson lesson() {
+  Lesson l;
+  l.id = "linear-family";
+  l.spec_file = "specs/linear_family.md";
+  l.listings.push_back({"linear-family.main", "vl::lessons::linear_family::listing_main", listing_main, {backends::Op::linear_family}});
+
+  l.checks.push_back({"linear-family.forms-agree", "each rule's three forms against ONNX's recurrence, 6 shapes, every chunk size",
+                      forms_agree,
+                      {broken<DecayAfterWrite>("decay applied after the write"),
+                       broken<CorrectionFromUpdatedState>("delta correction read from the updated state"),
+                       broken<ChunkStateNotCarried>("a chunk's state not carried"),
+                       broken<UtWithDiagonal>("the UT transform's diagonal included"),
+                       broken<GqaRoundRobin>("GQA heads mapped round-robin")}});
+  l.checks.push_back({"linear-family.forms-agree-float32", "the float32 forms against the float64 recurrence", forms_agree_float32,
+                      {broken<DecayAfterWrite>("decay applied after the write"),
+                       broken<ChunkStateNotCarried>("a chunk's state not carried"),
+                       broken<UtWithDiagonal>("the UT transform's diagonal included")}});
+  l.checks.push_back({"linear-family.chunk-invariant", "the chunked form at every chunk size against chunk_size 64", chunk_invariant,
+                      {broken<ChunkStateNotCarried>("a chunk's state not carried"),
+                       broken<ShortLastChunkSkipped>("the short last chunk skipped")}});
+  l.checks.push_back({"linear-family.state-continuation", "prefill then continue, present_state, one decode step",
+                      state_continuation,
+                      {broken<PastStateIgnored>("past_state ignored"),
+                       broken<DecayAfterWrite>("decay applied after the write")}});
+  l.checks.push_back({"linear-family.reductions", "gated(g = 0) = linear, gated_delta(g = 0) = delta, delta(β = 0) keeps the state",
+                      reductions,
+                      {broken<DecayReadAsFactor>("log-decay read as the factor"),
+                       broken<BetaOnCorrectionOnly>("β on the correction only")}});
+  l.checks.push_back({"linear-family.delta-overwrites", "orthonormal keys written twice, β = 1: reads against the values",
+                      delta_overwrites,
+                      {broken<CorrectionFromUpdatedState>("delta correction read from the updated state"),
+                       broken<UtWithDiagonal>("the UT transform's diagonal included")}});
+  l.checks.push_back({"linear-family.normalised-form", "seed 000's φ-normalised attention as the linear rule on [V | 1]",
+                      normalised_form, {broken<ReadBeforeWrite>("a token reads the state before its own write")}});
+  l.checks.push_back({"linear-family.chunked-linear-cost", "multiply-adds counted at n = 1024 … 65536, d = 64, chunk 64",
+                      [](const CheckContext& ctx) { return chunked_linear_cost([](std::size_t) { return 64; }, ctx); },
+                      {broken_code("chunks that grow with n (n / 16 tokens)", [](const CheckContext& ctx) {
+                        return chunked_linear_cost([](std::size_t n) { return n / 16; }, ctx);
+                      })}});
+  return l;
+}
+
+}  // namespace vl::lessons::linear_family

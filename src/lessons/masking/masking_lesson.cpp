@@ -1,0 +1,92 @@
+// Lesson masking: the checks of its claims, each with the broken backends it must reject
+// (masking_broken_backends.hpp), every one a decorator over our plain backend.
+#include <memory>
+
+#include "backends/registry.hpp"
+#include "lessons/masking/masking.hpp"
+#include "lessons/masking/masking_broken_backends.hpp"
+
+namespace vl::lessons::masking {
+
+Lesson lesson() {
+  Lesson l;
+  l.id = "masking";
+  l.spec_file = "specs/masking.md";
+  l.listings.push_back({"masking.main", "vl::lessons::masking::listing_main", listing_main, {backends::Op::multi_head_attention}});
+
+  const auto plain = backends::plain();
+  const auto diagonal = std::make_shared<CausalMaskBuiltWrong>(plain, "causal-diagonal-blocked", diagonal_blocked);
+  const auto future = std::make_shared<CausalMaskBuiltWrong>(plain, "causal-one-future-key", one_future_key);
+  const auto top_left = std::make_shared<CausalMaskBuiltWrong>(plain, "causal-always-top-left", always_top_left);
+  const auto bottom_right = std::make_shared<CausalMaskBuiltWrong>(plain, "causal-always-bottom-right", always_bottom_right);
+  const auto after = std::make_shared<MaskAfterSoftmax>(plain, "mask-after-softmax");
+  const auto finite = std::make_shared<FiniteFill>(plain, "fill-minus-1e9");
+  const auto unguarded = std::make_shared<UnguardedSoftmax>(plain, "softmax-unguarded");
+  const auto padding_dropped = std::make_shared<BooleanMaskDropped>(plain, "boolean-mask-dropped");
+  const auto window_wide = std::make_shared<WindowBuiltWrong>(plain, "window-one-key-wider", true);
+  const auto window_dropped = std::make_shared<WindowBuiltWrong>(plain, "window-dropped", false);
+  const auto lengths_dropped = std::make_shared<CacheBuiltWrong>(plain, "cache-lengths-dropped", CacheBuiltWrong::Bug::lengths_dropped);
+  const auto no_shift = std::make_shared<Float16SoftmaxUnshifted>(plain, "float16-softmax-no-max-shift");
+  const auto position_dropped = std::make_shared<CacheBuiltWrong>(plain, "cache-position-dropped", CacheBuiltWrong::Bug::position_dropped);
+
+  l.checks.push_back({"masking.masked-weights-zero", "hidden weights exactly 0, rows sum to 1, 6 shapes × 2 alignments × 2 score scales",
+                      masked_weights_zero,
+                      {broken_backend("mask lets one future key through", future),
+                       broken_backend("mask applied after the softmax", after),
+                       broken_backend("−1e9 in place of −∞", finite)}});
+
+  l.checks.push_back({"masking.first-position-self", "query 0: weight 1.0 on key 0, output v_0 bit for bit",
+                      first_position_self,
+                      {broken_backend("mask shifted: diagonal blocked", diagonal),
+                       broken_backend("mask lets one future key through", future)}});
+
+  l.checks.push_back({"masking.prefix-unchanged", "positions ≥ p redrawn: outputs before p bit for bit, the others move",
+                      prefix_unchanged,
+                      {broken_backend("mask lets one future key through", future),
+                       broken_backend("mask applied after the softmax", after)}});
+
+  l.checks.push_back({"masking.one-pass-equals-decoding", "one causal pass vs. token-by-token decoding with a KV cache",
+                      one_pass_equals_decoding,
+                      {broken_backend("mask lets one future key through", future),
+                       broken_backend("mask applied after the softmax", after)}});
+
+  l.checks.push_back({"masking.alignment", "query blocks with Sq < Sk against rows of the full causal pass",
+                      alignment,
+                      {broken_backend("alignment ignored: always top-left", top_left),
+                       broken_backend("alignment ignored: always bottom-right", bottom_right)}});
+
+  l.checks.push_back({"masking.padding-ignored", "padding keys: weight 0, redrawn keys/values change nothing",
+                      padding_ignored,
+                      {broken_backend("key-padding mask ignored", padding_dropped)}});
+
+  l.checks.push_back({"masking.fully-masked-row-zero", "rows with no visible key: zero weights, zero output, no NaN",
+                      fully_masked_row_zero,
+                      {broken_backend("−1e9 in place of −∞", finite),
+                       broken_backend("softmax without the guard (NaN, as torch)", unguarded)}});
+
+  using NoKey = MhaRowWithoutKey::Bug;
+  l.checks.push_back({"masking.mha-fully-masked-row", "nn.MultiheadAttention, a query with no visible key: zero weights, y = out_proj.bias",
+                      mha_fully_masked_row,
+                      {broken_backend("NaN at a row with no visible key, as torch's module",
+                                      std::make_shared<MhaRowWithoutKey>(plain, "mha-no-key-nan", NoKey::nan_as_torch)),
+                       broken_backend("zero output at a row with no visible key: out_proj.bias dropped",
+                                      std::make_shared<MhaRowWithoutKey>(plain, "mha-no-key-bias-dropped", NoKey::bias_dropped))}});
+
+  l.checks.push_back({"masking.window-independent", "sliding window w: keys more than w back redrawn, those outputs bit for bit",
+                      window_independent,
+                      {broken_backend("window one key wider", window_wide),
+                       broken_backend("window dropped", window_dropped)}});
+
+  l.checks.push_back({"masking.cache-decoding", "one causal pass vs. chunks decoded through past_key and through nonpad_kv_seqlen",
+                      cache_decoding,
+                      {broken_backend("nonpad_kv_seqlen ignored: the padding attended", lengths_dropped),
+                       broken_backend("past length ignored: the queries at position 0", position_dropped),
+                       broken_backend("mask lets one future key through", future)}});
+
+  l.checks.push_back({"masking.float16-bound", "float16 storage vs float64: |O16 − O64| within the bound derived from u = 2^-11",
+                      float16_bound,
+                      {broken_backend("float16 softmax without the max shift (exp overflows)", no_shift)}});
+  return l;
+}
+
+}  // namespace vl::lessons::masking

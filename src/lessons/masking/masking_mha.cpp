@@ -1,0 +1,127 @@
+// Lesson masking, claim masking.mha-fully-masked-row: nn.MultiheadAttention's layout with a
+// query that sees no key (a batch element whose key_padding_mask hides every key, an attn_mask
+// row that blocks every key). Its attention has nothing to average: zero weights and a zero head
+// output (the convention of masking.fully-masked-row-zero), so the module's output there is the
+// output projection of zero, out_proj.bias, never NaN (specs/masking.md).
+//
+//   query, key, value: (B, S, d);  attn_mask (S, S) true = blocked;  key_padding_mask (B, S)
+//   y = concat_h(softmax(Q_h K_hᵀ/√(d/H) + M) V_h) W_oᵀ + b_o: (B, S, d);  weights (B, H, S, S)
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <xtensor/xview.hpp>
+
+#include "lessons/masking/masking.hpp"
+#include "lessons/masking/masking_broken_backends.hpp"
+#include "numeric/compare.hpp"
+#include "numeric/numpy_random.hpp"
+
+namespace vl::lessons::masking {
+
+xt::xtensor<bool, 2> mha_rows_without_key(const MhaOptions<double>& o, std::size_t B, std::size_t sq, std::size_t sk) {
+  xt::xtensor<bool, 2> none = xt::zeros<bool>({B, sq});
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t i = 0; i < sq; ++i) {
+      bool seen = false;
+      for (std::size_t j = 0; j < sk && !seen; ++j) {
+        const bool blocked = (o.causal && j > i) || (o.attn_mask && (*o.attn_mask)(i, j)) ||
+                             (o.key_padding_mask && (*o.key_padding_mask)(b, j));
+        seen = !blocked;
+      }
+      none(b, i) = !seen;
+    }
+  return none;
+}
+
+namespace {
+
+// B = 2, S = 5, d = 8, H = 2; every parameter drawn from default_rng(830), biases included (torch
+// initialises them to zero, and a zero out_proj.bias would hide a module that drops it here).
+struct Case {
+  xt::xtensor<double, 3> x;
+  MhaParameters<double> p;
+  MhaOptions<double> o;
+};
+
+Case draw_case() {
+  const std::size_t B = 2, S = 5, d = 8;
+  numpy::Generator rng(830);
+  Case c;
+  c.x = rng.standard_normal({B, S, d});
+  c.p.in_proj_weight = rng.standard_normal(3 * d, d);
+  c.p.in_proj_bias = xt::view(rng.standard_normal(1, 3 * d), 0);
+  c.p.out_proj_weight = rng.standard_normal(d, d);
+  c.p.out_proj_bias = xt::view(rng.standard_normal(1, d), 0);
+  xt::xarray<bool> blocked = xt::zeros<bool>({S, S});
+  xt::view(blocked, 3, xt::all()) = true;  // query 3 blocked from every key
+  xt::view(blocked, 1, 4) = true;          // and one key hidden from query 1: a mask that counts elsewhere too
+  c.o.attn_mask = blocked;
+  xt::xarray<bool> padding = xt::zeros<bool>({B, S});
+  xt::view(padding, 0, 4) = true;          // batch 0: length 4
+  xt::view(padding, 1, xt::all()) = true;  // batch 1: length 0
+  c.o.key_padding_mask = padding;
+  return c;
+}
+
+}  // namespace
+
+Measurement mha_fully_masked_row(const CheckContext& ctx) {
+  // Over the rows with no visible key: the largest |weight| and |y − out_proj.bias| (NaN: ∞);
+  // every other row must be finite (a module that is NaN everywhere proves nothing here).
+  const Case c = draw_case();
+  const std::size_t B = c.x.shape(0), S = c.x.shape(1), d = c.x.shape(2), H = 2;
+  const MhaResult<double, 3> r = ctx.backend.multi_head_attention(c.x, c.x, c.x, c.p, H, c.o);
+  const xt::xtensor<bool, 2> none = mha_rows_without_key(c.o, B, S, S);
+  double worst = 0;
+  std::size_t rows = 0, nonfinite_elsewhere = 0;
+  std::string where = "none";
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t i = 0; i < S; ++i) {
+      if (!none(b, i)) {
+        for (std::size_t x = 0; x < d; ++x) nonfinite_elsewhere += !std::isfinite(r.output(b, i, x));
+        continue;
+      }
+      ++rows;
+      double mag = 0;
+      for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t j = 0; j < S; ++j) mag = worse(mag, std::fabs(r.weights(b, h, i, j)));
+      for (std::size_t x = 0; x < d; ++x) mag = worse(mag, std::fabs(r.output(b, i, x) - c.p.out_proj_bias(x)));
+      if (rows == 1 || mag > worst) {
+        where = std::isinf(mag) ? fmt::format("batch {} query {}: NaN or ∞ in its weights or output", b, i)
+                                : fmt::format("batch {} query {}: |weight| or |y − out_proj.bias| up to {:.3g}", b, i, mag);
+      }
+      worst = std::max(worst, mag);
+    }
+  Measurement m{worst,
+          fmt::format("{} rows with no visible key (batch 1 all padding, query 3 blocked by attn_mask): largest |weight| or "
+                      "|y − out_proj.bias| {:.2e} (worst: {}); non-finite outputs in the other rows: {}",
+                      rows, worst, where, nonfinite_elsewhere)};
+  return m.require(rows > 0, "no row without a visible key was judged")
+      .require(nonfinite_elsewhere == 0, fmt::format("{} non-finite outputs in rows that see a key", nonfinite_elsewhere));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The broken modules: our plain module, then the rows with no visible key rewritten.
+
+MhaRowWithoutKey::MhaRowWithoutKey(std::shared_ptr<const Backend> base, std::string name, Bug bug)
+    : Decorator(std::move(base), std::move(name)), bug_(bug) {}
+
+MhaResult<double, 3> MhaRowWithoutKey::multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
+                                                            const xt::xtensor<double, 3>& value, const MhaParameters<double>& p,
+                                                            std::size_t heads, const MhaOptions<double>& o) const {
+  MhaResult<double, 3> r = base().multi_head_attention(query, key, value, p, heads, o);
+  const xt::xtensor<bool, 2> none = mha_rows_without_key(o, query.shape(0), query.shape(1), key.shape(1));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (std::size_t b = 0; b < none.shape(0); ++b)
+    for (std::size_t i = 0; i < none.shape(1); ++i) {
+      if (!none(b, i)) continue;
+      // torch: softmax over an all −∞ row is 0/0 = NaN, and out_proj carries it to every column;
+      // bias dropped: the zero head output left as the module's output.
+      xt::view(r.output, b, i) = bug_ == Bug::nan_as_torch ? nan : 0.0;
+      if (bug_ == Bug::nan_as_torch && r.weights.size()) xt::view(r.weights, b, xt::all(), i) = nan;
+    }
+  return r;
+}
+
+}  // namespace vl::lessons::masking

@@ -1,0 +1,54 @@
+// Lesson positions: the checks of its claims, each with the broken backends it must reject
+// (positions_broken_backends.hpp), every one a decorator over our plain backend.
+#include <memory>
+
+#include "backends/registry.hpp"
+#include "lessons/positions/positions.hpp"
+#include "lessons/positions/positions_broken_backends.hpp"
+
+namespace vl::lessons::positions {
+
+Lesson lesson() {
+  Lesson l;
+  l.id = "positions";
+  l.spec_file = "specs/positions.md";
+  l.listings.push_back({"positions.main", "vl::lessons::positions::listing_main", listing_main,
+                        {backends::Op::multi_head_attention, backends::Op::positional_encoding}});
+
+  const auto plain = backends::plain();
+  const auto swapped = std::make_shared<SinCosSwapped>(plain, "pe-sin-cos-swapped");
+  const auto wrong_exponent = std::make_shared<ExponentIOverD>(plain, "pe-exponent-i-over-d");
+
+  l.checks.push_back({"positions.permutation-equivariant", "no positions: layer(x[perm]) vs layer(x)[perm], 5 modules × 3 permutations",
+                      permutation_equivariant,
+                      {broken_backend("the encoder given the decoder's causal mask",
+                                      std::make_shared<EncoderWithCausalMask>(plain, "mha-causal-in-the-encoder"))}});
+
+  l.checks.push_back({"positions.encoding-breaks-equivariance", "positions added: outputs and weights of x[perm] vs the permuted ones",
+                      encoding_breaks_equivariance,
+                      {broken_backend("positions added after the attention instead of before",
+                                      std::make_shared<PositionsAfterAttention>(plain, "pe-after-the-attention")),
+                       broken_backend("every position given PE(0)", std::make_shared<Pe0Everywhere>(plain, "pe-0-everywhere"))}});
+
+  l.checks.push_back({"positions.shift-is-rotation", "R_k PE(pos) vs PE(pos+k), d = 16, 15, 64, 512, k = 1 … 10, pos < 30",
+                      shift_is_rotation,
+                      {broken_backend("sin and cos swapped within a pair", swapped),
+                       broken_backend("exponent i/d in place of 2i/d", wrong_exponent)}});
+
+  l.checks.push_back({"positions.rotation-error-growth", "R_5 PE(pos) vs PE(pos+5) at pos = 1e1 … 1e9, against the rounding model",
+                      rotation_error_growth,
+                      {broken_backend("table computed in float32", std::make_shared<Float32Table>(plain, "pe-float32")),
+                       broken_backend("exponent i/d in place of 2i/d", wrong_exponent)}});
+
+  l.checks.push_back({"positions.unit-pairs", "values in [−1, 1], unit pairs, ‖PE‖² = d/2 over 2048 positions",
+                      unit_pairs,
+                      {broken_backend("cos replaced by sin", std::make_shared<CosReplacedBySin>(plain, "pe-cos-replaced-by-sin"))}});
+
+  l.checks.push_back({"positions.geometric-wavelengths", "wavelengths read off the table: 2π, ratio 10000^(2/d)",
+                      geometric_wavelengths,
+                      {broken_backend("exponent i/d in place of 2i/d", wrong_exponent),
+                       broken_backend("sin and cos swapped within a pair", swapped)}});
+  return l;
+}
+
+}  // namespace vl::lessons::positions
