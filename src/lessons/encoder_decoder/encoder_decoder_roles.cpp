@@ -6,9 +6,9 @@
 #include <functional>
 
 #include <fmt/format.h>
-#include <xtensor-blas/xlinalg.hpp>
 #include <xtensor/xsort.hpp>
 
+#include "kernels/reference/matmul.hpp"
 #include "kernels/reference/positional_encoding.hpp"
 #include "lessons/encoder_decoder/encoder_decoder.hpp"
 #include "numeric/compare.hpp"
@@ -153,7 +153,7 @@ Measurement teacher_forcing(const CheckContext& ctx) {
       if (x.shape() != std::array<std::size_t, 3>{B, 1, dm}) return Measurement::failing(kInfinity, "decoder_step returned a wrong shape");
       xt::view(stepped, xt::all(), t) = xt::view(x, xt::all(), 0);
       for (std::size_t b = 0; b < B; ++b) {
-        const xt::xtensor<double, 1> scores = xt::linalg::dot(W, xt::xtensor<double, 1>(xt::view(x, b, 0)));
+        const xt::xtensor<double, 1> scores = matvec<double>(W, xt::view(x, b, 0));
         tokens[b].push_back(std::size_t(xt::argmax(scores)()));
       }
     }

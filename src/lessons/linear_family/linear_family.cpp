@@ -305,7 +305,7 @@ Measurement state_continuation(const CheckContext& ctx) {
             OnnxStep::update(rule, S, head, 0);
             xt::view(expect.state, b, h) = S;
             for (std::size_t j = 0; j < G; ++j)
-              xt::view(expect.o, b, h * G + j, 0) = scale * xt::linalg::dot(xt::transpose(S), xt::view(head.q, j, 0));
+              xt::view(expect.o, b, h * G + j, 0) = scale * matvec<double>(xt::transpose(S), xt::view(head.q, j, 0));
           }
         w.see(gap(got, expect), rule, at + ": one decode step against ONNX's update");
       }
@@ -357,8 +357,8 @@ Measurement delta_overwrites(const CheckContext& ctx) {
     const FamilyResult<double> l = run(ctx.backend, in, UpdateRule::linear, f.form, f.chunk);
     for (std::size_t i = 0; i < m; ++i) {
       const xt::xtensor<double, 1> last = xt::view(in.v, 0, 0, m + i), first = xt::view(in.v, 0, 0, i);
-      const xt::xtensor<double, 1> read_d = xt::linalg::dot(xt::transpose(xt::view(d.state, 0, 0)), xt::row(keys, i));
-      const xt::xtensor<double, 1> read_l = xt::linalg::dot(xt::transpose(xt::view(l.state, 0, 0)), xt::row(keys, i));
+      const xt::xtensor<double, 1> read_d = matvec<double>(xt::transpose(xt::view(d.state, 0, 0)), xt::row(keys, i));
+      const xt::xtensor<double, 1> read_l = matvec<double>(xt::transpose(xt::view(l.state, 0, 0)), xt::row(keys, i));
       w.see(max_abs_diff(read_d, last), UpdateRule::delta, fmt::format("delta, {}, key {}: read against its last value", f.name(), i));
       w.see(max_abs_diff(read_l, xt::xtensor<double, 1>(first + last)), UpdateRule::linear,
             fmt::format("linear, {}, key {}: read against the sum of its values", f.name(), i));
