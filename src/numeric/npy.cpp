@@ -510,8 +510,13 @@ Info read_info(const std::filesystem::path& path) {
   return Info{l.dtype.name, l.header.shape};
 }
 
+namespace {
+
+// load_exact's body, kept inside the anonymous namespace with the Layout its lambda captures (a
+// template of external linkage capturing an internal type is what -Wsubobject-linkage warns of
+// when this file is compiled inside a unity translation unit).
 template <class T>
-xt::xarray<T> load_exact(const std::filesystem::path& path) {
+xt::xarray<T> read_exact(const std::filesystem::path& path) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   const char* want = std::is_same_v<T, float> ? "float32" : "float64";
   OpenNpy f = open_layout(path);
@@ -532,6 +537,13 @@ xt::xarray<T> load_exact(const std::filesystem::path& path) {
     out.data()[offset] = static_cast<T>(decode(path, l.dtype, data.data() + k * sizeof(T), offset));
   });
   return out;
+}
+
+}  // namespace
+
+template <class T>
+xt::xarray<T> load_exact(const std::filesystem::path& path) {
+  return read_exact<T>(path);
 }
 template xt::xarray<float> load_exact<float>(const std::filesystem::path&);
 template xt::xarray<double> load_exact<double>(const std::filesystem::path&);
