@@ -5,7 +5,7 @@
 set -euo pipefail
 
 DEFAULT_PACKAGES=(
-  g++ make cmake git                       # toolchain
+  g++ make cmake ninja-build git           # toolchain
   libxtensor-dev libxtensor-blas-dev       # arrays (xtensor) and BLAS products (xtensor-blas)
   libopenblas-dev                          # BLAS + LAPACK
   libboost-test-dev                        # Boost.Test: the verification programs
