@@ -4,7 +4,6 @@
 // operations runs through the audited backend (and is not applicable where it lacks them), an audit where nothing ran is not a pass, a control that
 // cannot run is an error, and a claim about the computation accepts only broken backends as
 // controls. Uses the real attention lesson and small backends made here.
-#define BOOST_TEST_MODULE audit backends
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -19,6 +18,9 @@
 #include "lessons/attention/attention.hpp"
 #include "lessons/encoder_decoder/encoder_decoder.hpp"
 #include "lessons/masking/masking.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_audit_backends).
+BOOST_AUTO_TEST_SUITE(test_audit_backends)
 
 namespace {
 
@@ -266,3 +268,5 @@ BOOST_AUTO_TEST_CASE(nan_does_not_pass_an_at_least_claim) {
   BOOST_REQUIRE_EQUAL(c.checks.size(), 1u);
   BOOST_TEST(c.checks[0].measured.unmet.size() == 1u);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_audit_backends

@@ -2,7 +2,6 @@
 // vacuous check (its broken variant passes), a check naming no claim, a check without negative
 // control, a listing whose spec and code disagree. Each case breaks the real linear-rnn
 // registration in one place and expects the audit to fail naming the cause.
-#define BOOST_TEST_MODULE audit engine
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -12,6 +11,9 @@
 #include "core/errors.hpp"
 #include "engine/audit.hpp"
 #include "lessons/linear_rnn/linear_rnn.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_audit_engine).
+BOOST_AUTO_TEST_SUITE(test_audit_engine)
 
 namespace {
 
@@ -165,3 +167,5 @@ BOOST_AUTO_TEST_CASE(a_listing_printing_a_wrong_digit_fails) {
 BOOST_AUTO_TEST_CASE(unknown_selection_is_refused) {
   BOOST_CHECK_THROW(audit(vl::lessons::linear_rnn::lesson(), {"linear-rnn.nope"}), vl::InputError);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_audit_engine

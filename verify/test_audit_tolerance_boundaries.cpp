@@ -12,7 +12,6 @@
 // and a NaN never passes, nor does any value with an unmet condition; a claim with tolerance
 // none passes exactly when nothing is unmet. Every claim is probed from the parsed specs, so a
 // claim added tomorrow is probed too; the table of directions is the specs' own, not a copy.
-#define BOOST_TEST_MODULE audit tolerance boundaries
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -22,6 +21,9 @@
 #include "engine/lesson.hpp"
 #include "engine/spec.hpp"
 #include "engine/verdict.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_audit_tolerance_boundaries).
+BOOST_AUTO_TEST_SUITE(test_audit_tolerance_boundaries)
 
 namespace {
 
@@ -91,3 +93,5 @@ BOOST_AUTO_TEST_CASE(holds_has_one_nan_rule) {
   BOOST_TEST(vl::holds(vl::Comparison::at_least, inf, 1e300));
   BOOST_TEST(vl::holds(vl::Comparison::equal, 0.0, -0.0));  // a difference of −0 is bit-identical too
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_audit_tolerance_boundaries

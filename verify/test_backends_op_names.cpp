@@ -1,13 +1,15 @@
 // The operations' names, as reports, `lessons backends` and Unsupported's messages print them:
 // each operation has its own, so that "not applicable: <op>" names the one that is missing.
 // (Found by mutation testing: a name copied from its neighbour broke no other test.)
-#define BOOST_TEST_MODULE backends op names
 #include <boost/test/unit_test.hpp>
 
 #include <set>
 #include <string>
 
 #include "backends/backend.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_backends_op_names).
+BOOST_AUTO_TEST_SUITE(test_backends_op_names)
 
 BOOST_AUTO_TEST_CASE(every_operation_has_its_own_name) {
   std::set<std::string> names;
@@ -22,3 +24,5 @@ BOOST_AUTO_TEST_CASE(every_operation_has_its_own_name) {
   BOOST_TEST(vl::backends::to_string(vl::backends::Op::linear_chunked) == "linear-chunked");
   BOOST_TEST(vl::backends::to_string({vl::backends::Op::attention, vl::backends::Option::weights}) == "attention-weights");
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_backends_op_names

@@ -9,7 +9,6 @@
 // the produced number itself, so "5e-4" against "0" is an error of exactly the double 5e-4.
 // Also: the rule hits the number (and lines) it names and no other, spacing, a number more or
 // fewer, a sign change, NaN and inf, a line longer or shorter, and the claim tolerance's parse.
-#define BOOST_TEST_MODULE engine boundaries
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -25,6 +24,9 @@
 #include "core/errors.hpp"
 #include "engine/comparison_rule.hpp"
 #include "engine/spec.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_engine_boundaries).
+BOOST_AUTO_TEST_SUITE(test_engine_boundaries)
 
 namespace {
 
@@ -264,3 +266,5 @@ BOOST_AUTO_TEST_CASE(claim_tolerance_is_the_number_written_and_none_is_none) {
     BOOST_CHECK_THROW(vl::parse_spec(s.file), vl::InputError);
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_engine_boundaries

@@ -1,9 +1,11 @@
 // Comparison rules of documented outputs: each rule passes what it should and reports, on a
 // mismatch, documented vs produced and (for numbers) the abs/rel error.
-#define BOOST_TEST_MODULE engine comparison rules
 #include <boost/test/unit_test.hpp>
 
 #include "engine/comparison_rule.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_engine_comparison).
+BOOST_AUTO_TEST_SUITE(test_engine_comparison)
 
 using vl::compare_output;
 using vl::parse_rule;
@@ -83,3 +85,5 @@ BOOST_AUTO_TEST_CASE(rule_syntax_errors_say_what_is_wrong) {
   BOOST_TEST(*r.number == 4);
   BOOST_TEST(r.reason == "timings");
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_engine_comparison

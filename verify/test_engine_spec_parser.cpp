@@ -1,12 +1,14 @@
 // The spec parser: a well-formed spec parses into claims, listings, outputs and rules; every
 // kind of malformed spec is refused with file:line and what is wrong.
-#define BOOST_TEST_MODULE engine spec parser
 #include <boost/test/unit_test.hpp>
 
 #include <fstream>
 
 #include "core/errors.hpp"
 #include "engine/spec.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_engine_spec_parser).
+BOOST_AUTO_TEST_SUITE(test_engine_spec_parser)
 
 namespace {
 
@@ -222,3 +224,5 @@ BOOST_AUTO_TEST_CASE(records_the_blocks_and_their_lines) {
   BOOST_TEST(spec.blocks[4].first_rule == 0u);
   BOOST_TEST(spec.blocks[5].text == "\nThe end.\n");
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_engine_spec_parser

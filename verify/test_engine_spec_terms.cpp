@@ -2,7 +2,6 @@
 // inputs make count, and the known gaps. The parser refuses an unknown or repeated term; every
 // claim of the suite's specs declares its terms; every known term is made to count by some
 // claim or is a declared gap; and each gap says why.
-#define BOOST_TEST_MODULE engine spec terms
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -19,6 +18,9 @@
 
 #include "core/errors.hpp"
 #include "engine/spec.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_engine_spec_terms).
+BOOST_AUTO_TEST_SUITE(test_engine_spec_terms)
 
 namespace {
 
@@ -105,3 +107,5 @@ BOOST_AUTO_TEST_CASE(every_known_term_counts_somewhere_or_is_a_gap_with_why) {
     BOOST_TEST((covered.count(t) || gaps.count(t)), "term '" << t << "' is neither made to count by a claim nor a declared gap");
   BOOST_TEST_MESSAGE("known gaps: " << fmt::format("{}", fmt::join(gaps, ", ")));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_engine_spec_terms

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE kernels_attention
 #include <boost/test/unit_test.hpp>
 
 // The general attention kernel (src/kernels/reference/attention.hpp) and the stable softmax, on cases
@@ -12,6 +11,9 @@
 
 #include "kernels/reference/attention.hpp"
 #include "kernels/reference/softmax.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_attention).
+BOOST_AUTO_TEST_SUITE(test_kernels_attention)
 
 namespace {
 
@@ -250,3 +252,5 @@ BOOST_AUTO_TEST_CASE(a_key_length_beyond_the_keys_is_refused) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // test_kernels_attention

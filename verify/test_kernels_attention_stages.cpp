@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE kernels_attention_stages
 #include <boost/test/unit_test.hpp>
 
 // The plain kernel's ONNX options (kernels/reference/attention.hpp): sliding windows, per-batch key
@@ -12,6 +11,9 @@
 
 #include "kernels/reference/attention.hpp"
 #include "numeric/float16.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_attention_stages).
+BOOST_AUTO_TEST_SUITE(test_kernels_attention_stages)
 
 namespace {
 
@@ -140,3 +142,5 @@ BOOST_AUTO_TEST_CASE(storage_rounding_stores_halves_up_to_its_stage) {
     BOOST_TEST(max_abs_diff(r.output, exact.output) > 0.0);
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_kernels_attention_stages

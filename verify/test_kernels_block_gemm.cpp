@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE kernels_block_gemm
 #include <boost/test/unit_test.hpp>
 
 // block_gemm (kernels/fused/block_gemm.hpp) on every vector path this CPU runs: each C[i][j] is the
@@ -17,6 +16,9 @@
 #include "kernels/fused/block_gemm.hpp"
 #include "kernels/fused/fused_attention.hpp"
 #include "kernels/platform/vector_path.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_block_gemm).
+BOOST_AUTO_TEST_SUITE(test_kernels_block_gemm)
 
 namespace {
 
@@ -139,3 +141,5 @@ BOOST_AUTO_TEST_CASE(a_path_the_cpu_lacks_is_refused) {
     BOOST_CHECK_THROW(vl::fused_attention<float>(x, x, x, {}, c), std::invalid_argument);
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_kernels_block_gemm

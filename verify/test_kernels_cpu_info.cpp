@@ -1,10 +1,12 @@
-#define BOOST_TEST_MODULE kernels_cpu_info
 #include <boost/test/unit_test.hpp>
 
 // The provenance's "narrower" logic (kernels/platform/cpu_info.hpp) on injected values: the line appears
 // exactly when the BLAS core's vector width is known and below the CPU's. The real machine's
 // case is ctest audit_blas_fallback_line (OPENBLAS_CORETYPE=Prescott).
 #include "kernels/platform/cpu_info.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_cpu_info).
+BOOST_AUTO_TEST_SUITE(test_kernels_cpu_info)
 
 BOOST_AUTO_TEST_CASE(core_widths) {
   BOOST_TEST(vl::openblas_core_bits("Prescott") == 128);
@@ -42,3 +44,5 @@ BOOST_AUTO_TEST_CASE(this_machine_is_described) {
   BOOST_TEST_MESSAGE(m.cpu_model << ", " << m.cpu_vector << "; kernels " << m.kernel_path << "; " << m.blas_config << "; core "
                                  << m.blas_core);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_kernels_cpu_info

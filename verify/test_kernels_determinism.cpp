@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE kernels_determinism
 #include <boost/test/unit_test.hpp>
 
 // The reference kernels are deterministic: the same inputs give bit-identical outputs on
@@ -25,6 +24,9 @@
 #include "kernels/fused/fused_attention.hpp"
 #include "kernels/fused/linear_attention_fast.hpp"
 #include "kernels/reference/linear_attention.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_determinism).
+BOOST_AUTO_TEST_SUITE(test_kernels_determinism)
 
 namespace {
 
@@ -193,3 +195,5 @@ BOOST_AUTO_TEST_CASE(fused_kernel_gives_openblas_back_as_it_found_it) {
   BOOST_TEST(get_threads()() == 2);
   BOOST_TEST((bytes(vl::attention<double>(q, k, v).output) == before), "the plain kernel after the fused one differs");
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_kernels_determinism

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE kernels_exp_f64
 #include <boost/test/unit_test.hpp>
 
 // exp_f64 (kernels/fused/exp_f64.hpp), the float64 exp of the fused kernel's softmax, through the very
@@ -18,6 +17,9 @@
 #include "kernels/fused/exp_f64.hpp"
 #include "kernels/fused/online_softmax_block.hpp"
 #include "kernels/platform/vector_path.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_exp_f64).
+BOOST_AUTO_TEST_SUITE(test_kernels_exp_f64)
 
 namespace {
 
@@ -108,3 +110,5 @@ BOOST_AUTO_TEST_CASE(special_values) {
   BOOST_TEST(e(-708.0) > 0.0);
   BOOST_TEST(std::isnormal(e(-708.0)));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_kernels_exp_f64

@@ -1,7 +1,6 @@
 // The fused, blocked attention kernel (kernels/fused/fused_attention.hpp) against the plain reference
 // kernel (kernels/reference/attention.hpp): same semantics, float64 agreement to 1e-12, float32 within the
 // bound derived in specs/attention.md, a kernel with a broken step detected, a workspace independent of n.
-#define BOOST_TEST_MODULE fused_attention
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -18,6 +17,9 @@
 #include "kernels/fused/fused_attention.hpp"
 #include "kernels/fused/fused_attention_core.hpp"
 #include "kernels/fused/fused_attention_steps.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_fused_attention).
+BOOST_AUTO_TEST_SUITE(test_kernels_fused_attention)
 
 namespace {
 
@@ -243,3 +245,5 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(nan_among_masked_scores_shows, T, FloatTypes) {
   }
   BOOST_TEST(std::isnan(vl::attention<T>(q, k, v, o).output(0, 0, 1, 0)));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_kernels_fused_attention

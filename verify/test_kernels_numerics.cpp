@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE kernels_numerics
 #include <boost/test/unit_test.hpp>
 
 // Numerics at the edges of the softmax (src/kernels/reference/softmax.hpp) and attention
@@ -15,6 +14,9 @@
 
 #include "kernels/reference/attention.hpp"
 #include "kernels/reference/softmax.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_numerics).
+BOOST_AUTO_TEST_SUITE(test_kernels_numerics)
 
 namespace {
 
@@ -240,3 +242,5 @@ BOOST_AUTO_TEST_CASE(float32_agrees_with_float64_within_the_derived_bound) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // test_kernels_numerics

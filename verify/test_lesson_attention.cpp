@@ -1,7 +1,6 @@
 // Verification program of lesson attention (specs/attention.md): every claim with its negative
 // controls, the listings against their documented outputs, traceability; and direct cases of
 // the kernels small enough to check by hand.
-#define BOOST_TEST_MODULE lesson attention
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -18,6 +17,9 @@
 #include "lessons/attention/attention_common.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/numpy_pairwise_sum.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_lesson_attention).
+BOOST_AUTO_TEST_SUITE(test_lesson_attention)
 
 namespace {
 struct Register {
@@ -143,3 +145,5 @@ BOOST_AUTO_TEST_CASE(bad_configuration_is_refused) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // test_lesson_attention

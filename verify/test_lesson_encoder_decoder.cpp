@@ -2,7 +2,6 @@
 // negative controls, the listing against its documented output and torch's arrays,
 // traceability; direct cases of the new kernels (LayerNorm, FFN, the layers, the KV-cache step,
 // shift_right) and of the torch-compatible initialisation; float32 against float64.
-#define BOOST_TEST_MODULE lesson encoder-decoder
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -14,6 +13,9 @@
 #include "lesson_tests.hpp"
 #include "lessons/encoder_decoder/encoder_decoder.hpp"
 #include "numeric/torch_transformer_init.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_lesson_encoder_decoder).
+BOOST_AUTO_TEST_SUITE(test_lesson_encoder_decoder)
 
 namespace {
 struct Register {
@@ -139,3 +141,5 @@ BOOST_AUTO_TEST_CASE(bad_sizes_refused) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // test_lesson_encoder_decoder

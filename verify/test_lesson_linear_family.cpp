@@ -1,7 +1,6 @@
 // Verification program of lesson linear-family (specs/linear_family.md): every claim with its
 // negative controls, traceability; and direct cases of the family's kernels small enough to
 // check by hand.
-#define BOOST_TEST_MODULE lesson linear-family
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -9,6 +8,9 @@
 #include "kernels/reference/linear_family_heads.hpp"
 #include "lesson_tests.hpp"
 #include "lessons/linear_family/linear_family.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_lesson_linear_family).
+BOOST_AUTO_TEST_SUITE(test_lesson_linear_family)
 
 namespace {
 struct Register {
@@ -88,3 +90,5 @@ BOOST_AUTO_TEST_CASE(rule_names_round_trip) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // test_lesson_linear_family

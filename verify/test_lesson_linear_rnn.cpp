@@ -1,7 +1,6 @@
 // Verification program of lesson linear-rnn (specs/linear_rnn.md): every claim with its
 // negative controls, the listing against its documented output, traceability; and direct
 // cases of the kernels small enough to check by hand.
-#define BOOST_TEST_MODULE lesson linear-rnn
 #include <boost/test/unit_test.hpp>
 
 #include <xtensor/xview.hpp>
@@ -14,6 +13,9 @@
 #include "kernels/reference/linear_attention.hpp"
 #include "lesson_tests.hpp"
 #include "lessons/linear_rnn/linear_rnn.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_lesson_linear_rnn).
+BOOST_AUTO_TEST_SUITE(test_lesson_linear_rnn)
 
 namespace {
 struct Register {
@@ -141,3 +143,5 @@ BOOST_AUTO_TEST_CASE(audit_under_fused) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // test_lesson_linear_rnn

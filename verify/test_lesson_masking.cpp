@@ -2,7 +2,6 @@
 // controls, the listing against its documented output and PyTorch's arrays, traceability;
 // direct cases of the mask builders and of the multi-head attention module; the broken masks of
 // the negative controls; and the claims judged under the fused backend.
-#define BOOST_TEST_MODULE lesson masking
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -21,6 +20,9 @@
 #include "numeric/npy.hpp"
 #include "numeric/torch_mha_init.hpp"
 #include "numeric/torch_random.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_lesson_masking).
+BOOST_AUTO_TEST_SUITE(test_lesson_masking)
 
 namespace {
 struct Register {
@@ -223,3 +225,5 @@ BOOST_AUTO_TEST_CASE(audit_under_fused) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // test_lesson_masking

@@ -2,7 +2,6 @@
 // controls, the listing against its documented output and PyTorch's/NumPy's arrays,
 // traceability; direct cases of the encoding, the rotation and the permutation utility; the
 // broken tables of the negative controls; and the claims judged under the fused backend.
-#define BOOST_TEST_MODULE lesson positions
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -17,6 +16,9 @@
 #include "lessons/positions/positions_broken_backends.hpp"
 #include "numeric/torch_mha_init.hpp"
 #include "numeric/torch_random.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_lesson_positions).
+BOOST_AUTO_TEST_SUITE(test_lesson_positions)
 
 namespace {
 struct Register {
@@ -126,3 +128,5 @@ BOOST_AUTO_TEST_CASE(audit_under_fused) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // test_lesson_positions

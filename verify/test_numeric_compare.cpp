@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE numeric_compare
 
 // closeness (src/numeric/compare.hpp) as numpy.testing.assert_allclose defines it: the test
 // |actual − expected| ≤ atol + rtol·|expected| is not symmetric — the relative part scales with
@@ -15,6 +14,9 @@
 #include <xtensor/xarray.hpp>
 
 #include "numeric/compare.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_numeric_compare).
+BOOST_AUTO_TEST_SUITE(test_numeric_compare)
 
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -103,3 +105,5 @@ BOOST_AUTO_TEST_CASE(max_abs_diff_follows_the_rule_and_refuses_other_shapes) {
   BOOST_TEST(vl::closeness({1.0, kNaN, kInf, 4.0}, {1.5, kNaN, kInf, 4.0}, 0.0, 0.5).passed);
   BOOST_TEST(!vl::closeness({1.0, kNaN, kInf, 4.0}, {1.0, 2.0, kInf, 4.0}, 0.0, 1e300).passed);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_numeric_compare

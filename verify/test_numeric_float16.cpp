@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE numeric_float16
 #include <boost/test/unit_test.hpp>
 // vl::half_to_double / double_to_half (numeric/float16.hpp): every one of the 65536 bit
 // patterns, round-to-nearest-even at and between the halves, NaN, infinities, subnormals.
@@ -7,6 +6,9 @@
 #include <limits>
 
 #include "numeric/float16.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_numeric_float16).
+BOOST_AUTO_TEST_SUITE(test_numeric_float16)
 
 namespace {
 const double inf = std::numeric_limits<double>::infinity();
@@ -109,3 +111,5 @@ BOOST_AUTO_TEST_CASE(relative_rounding_error_is_at_most_u) {
   BOOST_TEST(worst <= vl::kHalfUnitRoundoff);
   BOOST_TEST(worst > 0.9 * vl::kHalfUnitRoundoff);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_numeric_float16

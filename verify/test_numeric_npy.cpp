@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE numeric_npy
 #include <boost/test/unit_test.hpp>
 
 // .npy reading and writing (src/numeric/npy.hpp), checked against files written by NumPy 1.24
@@ -18,6 +17,9 @@
 
 #include "core/errors.hpp"
 #include "numeric/npy.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_numeric_npy).
+BOOST_AUTO_TEST_SUITE(test_numeric_npy)
 
 namespace fs = std::filesystem;
 using vl::npy::Array;
@@ -350,3 +352,5 @@ BOOST_AUTO_TEST_CASE(load_exact_refuses_another_dtype) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // test_numeric_npy

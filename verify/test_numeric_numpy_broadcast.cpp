@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE numeric_numpy_broadcast
 #include <boost/test/unit_test.hpp>
 
 // numpy::broadcasts_to against NumPy's rule. Each expectation was checked with
@@ -7,6 +6,9 @@
 #include <vector>
 
 #include "numeric/numpy_broadcast.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_numeric_numpy_broadcast).
+BOOST_AUTO_TEST_SUITE(test_numeric_numpy_broadcast)
 
 namespace {
 struct Case {
@@ -37,3 +39,5 @@ BOOST_AUTO_TEST_CASE(numpy_broadcast_to_rule) {
     }
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_numeric_numpy_broadcast

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE numeric_numpy_format
 #include <boost/test/unit_test.hpp>
 // vl::numpy printing against NumPy 1.24 / Python 3 (goldens from reference_outputs/generators/numpy_goldens.py):
 // str(ndarray) for > 1000 random float64 arrays and 300 float32 arrays, repr(float),
@@ -17,6 +16,9 @@
 #include <xtensor/xbuilder.hpp>
 
 #include "numeric/numpy_format.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_numeric_numpy_format).
+BOOST_AUTO_TEST_SUITE(test_numeric_numpy_format)
 
 namespace np = vl::numpy;
 
@@ -161,3 +163,5 @@ BOOST_AUTO_TEST_CASE(fmt_matches_python_format_specs) {
   BOOST_TEST(np::python_format("{:8.4f}", INFINITY) == "     inf");
   BOOST_TEST(np::python_format("{:<8.4f}", -INFINITY) == "-inf    ");
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_numeric_numpy_format

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE numeric_numpy_random
 #include <boost/test/unit_test.hpp>
 // vl::numpy::Generator against np.random.default_rng (goldens written by
 // reference_outputs/generators/numpy_goldens.py with NumPy 1.24): for every golden seed and stream
@@ -18,6 +17,9 @@
 #include "core/errors.hpp"
 #include "numeric/numpy_random.hpp"
 #include "numeric/sha256.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_numeric_numpy_random).
+BOOST_AUTO_TEST_SUITE(test_numeric_numpy_random)
 
 using vl::numpy::Generator;
 using vl::numpy::parse_seed;
@@ -199,3 +201,5 @@ BOOST_AUTO_TEST_CASE(seed_parsing) {
     BOOST_TEST(std::string(e.what()).find("--seed") != std::string::npos);
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_numeric_numpy_random

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE numeric_sha256
 #include <boost/test/unit_test.hpp>
 // vl::sha256_hex / vl::sha256_file against the FIPS 180-2 / NIST example vectors, split
 // updates, and the manifest's recorded digests of the NumPy goldens.
@@ -10,6 +9,9 @@
 
 #include "core/errors.hpp"
 #include "numeric/sha256.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_numeric_sha256).
+BOOST_AUTO_TEST_SUITE(test_numeric_sha256)
 
 namespace {
 std::string hex(const std::string& s) { return vl::sha256_hex(s.data(), s.size()); }
@@ -77,3 +79,5 @@ BOOST_AUTO_TEST_CASE(manifest_digests_of_numpy_goldens) {
   }
   BOOST_TEST(checked >= 3);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_numeric_sha256

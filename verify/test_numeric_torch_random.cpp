@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE numeric_torch_random
 #include <boost/test/unit_test.hpp>
 // vl::torch_rng against PyTorch 1.13 (Debian, CPU capability AVX2), bit for bit.
 // Goldens: reference_outputs/torch/torch_streams.json, written by reference_outputs/generators/torch_goldens.py.
@@ -19,6 +18,9 @@
 
 #include "numeric/torch_mha_init.hpp"
 #include "numeric/torch_random.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_numeric_torch_random).
+BOOST_AUTO_TEST_SUITE(test_numeric_torch_random)
 
 namespace tr = vl::torch_rng;
 using nlohmann::json;
@@ -210,3 +212,5 @@ BOOST_AUTO_TEST_CASE(mha_init_rejects_bad_dimensions) {
   BOOST_CHECK_THROW(tr::mha_init<double>(g, 0, 1), std::invalid_argument);
   BOOST_CHECK_THROW(tr::mha_init<float>(g, 8, 0), std::invalid_argument);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // test_numeric_torch_random

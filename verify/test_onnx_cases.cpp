@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE onnx_cases
 #include <boost/test/unit_test.hpp>
 
 // ONNX's own Attention backend cases (../shared/external/onnx-attention, 41 opset-23 cases,
@@ -20,6 +19,9 @@
 #include "onnx/model.hpp"
 #include "onnx/protobuf_reader.hpp"
 #include "onnx/tensor_proto.hpp"
+
+// This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_onnx_cases).
+BOOST_AUTO_TEST_SUITE(test_onnx_cases)
 
 namespace fs = std::filesystem;
 using Bytes = std::vector<std::uint8_t>;
@@ -339,3 +341,5 @@ BOOST_AUTO_TEST_CASE(a_truncated_case_file_fails_that_case) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // test_onnx_cases
