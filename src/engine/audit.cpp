@@ -177,7 +177,11 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
       r.status = Status::vacuous;
       r.why = fmt::format("check '{}' has no negative control", c.name);
     }
+    // A claim about our code is not applicable to another backend, and neither are its controls:
+    // they break our code, whatever backend is audited, and the audit of one of ours runs them.
+    const bool controls_apply = !(about_our_code && !backend.ours());
     for (const auto& control : check->controls) {
+      if (!controls_apply) break;
       ControlResult cr = run_control(claim, *check, control, ctx);
       if (!cr.error.empty() && r.status != Status::error) {
         r.status = Status::error;

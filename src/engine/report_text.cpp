@@ -38,8 +38,12 @@ void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
                               : c.status == Status::error          ? "ERROR"
                                                                    : "FAIL";
       // The direction is the spec's (compare:): "tolerance <= 1e-12", ">= 0.001", "none".
-      fmt::print(out, "  {:<7} claim {:<40} measured {:>9}  tolerance {:<9} controls rejected {}/{}\n", tag, c.claim.id,
-                 measured(c), c.claim.stated_bound(), n_rejected, n_controls);
+      // A claim about our code judged on another backend runs no control (engine/audit.cpp).
+      const std::string controls_text = n_controls == 0 && c.status == Status::not_applicable
+                                            ? "controls not run (N/A)"
+                                            : fmt::format("controls rejected {}/{}", n_rejected, n_controls);
+      fmt::print(out, "  {:<7} claim {:<40} measured {:>9}  tolerance {:<9} {}\n", tag, c.claim.id, measured(c),
+                 c.claim.stated_bound(), controls_text);
       if (c.status != Status::passed) fmt::print(out, "          {}: {}\n", to_string(c.status), c.why);
       if (verbose)
         for (const auto& ch : c.checks) {

@@ -128,6 +128,25 @@ class CandidateErrors(unittest.TestCase):
             run = audit(f"{PY} {adapter}", claims=["masking.alignment"])
             self.assertEqual(run.returncode, 1, run.stdout)
 
+    def test_claims_about_our_code_run_no_control_on_a_candidate(self):
+        # attention.score-std reads our own experiment (subject: our-code): on a candidate it is N/A,
+        # and so are its controls, which break our code whatever is audited; our plain backend's
+        # audit runs them (the candidate's claims about the computation keep theirs).
+        numpy_ref = f"{PY} {os.path.join(SOURCE, 'adapters', 'numpy_reference.py')}"
+        ids = ["attention.score-std", "masking.first-position-self"]
+        run = audit(numpy_ref, claims=ids)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        ours = run.claims["attention.score-std"]
+        self.assertEqual(ours["status"], "not applicable")
+        self.assertEqual([ctl for ch in ours["checks"] for ctl in ch["controls"]], [])
+        self.assertRegex(run.stdout, r"N/A +claim attention.score-std .* controls not run \(N/A\)")
+        theirs = [ctl for ch in run.claims["masking.first-position-self"]["checks"] for ctl in ch["controls"]]
+        self.assertTrue(theirs and all(ctl["rejected"] for ctl in theirs))
+        plain = subprocess.run([LESSONS, "audit", "attention.score-std", "--root", SOURCE], capture_output=True, text=True,
+                               timeout=120)
+        self.assertEqual(plain.returncode, 0, plain.stdout + plain.stderr)
+        self.assertRegex(plain.stdout, r"PASS +claim attention.score-std .* controls rejected ([1-9]\d*)/\1")
+
     def test_bad_arguments(self):
         for args, text in ((["--candidate-timeout", "0"], "--candidate-timeout 0"),
                            (["--backend", "fused"], "--candidate and --backend")):
