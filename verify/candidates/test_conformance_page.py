@@ -74,11 +74,6 @@ class ConformancePage(SiteHelpers, unittest.TestCase):
         self.assertEqual(cut, [], "inline code past the text column at 390 px")
         self.screenshot(self.page(), 390)
 
-    @classmethod
-    def tearDownClass(cls):
-        if getattr(cls, "_driver", None):
-            cls._driver.quit()
-
 
 if __name__ == "__main__":
     unittest.main()

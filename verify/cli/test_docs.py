@@ -5,14 +5,17 @@ Here: the generator alone (no Doxygen, no browser) shows a failing lesson, a mis
 a missing spec export in red rather than hiding them. SiteHelpers is the site (built into a
 temporary folder by docs/build_docs.py, or VL_DOCS_BUILD's, a build dir holding docs/html) and
 one headless Chromium driven by Selenium, for verify/docs/test_docs_site.py (the site, the
-"try it" panel) and verify/docs/test_docs_pages.py (each page at 1400 and 390 px). ctest builds
-the site once (test docs_site) and runs those with VL_DOCS_BUILD (CMakeLists.txt).
+"try it" panel), verify/docs/test_docs_pages.py (each page at 1400 and 390 px) and
+verify/candidates/test_conformance_page.py. ctest builds the site once (test docs_site) and runs
+the three in one process, with one Chromium (verify/docs/test_docs_browser.py, test
+docs_browser), with VL_DOCS_BUILD (CMakeLists.txt).
 
     LESSONS=build/bin/lessons /usr/bin/python3 verify/cli/test_docs.py
 
 The browser tests need Debian's chromium, chromium-driver and python3-selenium
 (scripts/install-deps.sh); a missing one fails them with the package names.
 """
+import atexit
 import html.parser
 import json
 import os
@@ -67,6 +70,18 @@ class NetworkLoads(html.parser.HTMLParser):
             self.remote.append(f"<{tag}> {url}")
 
 
+# One headless Chromium per process, shared by every class of docs tests that runs in it (starting
+# one costs about a second and a half); it is quit when the process ends.
+_DRIVER = None
+
+
+def _quit_driver():
+    global _DRIVER
+    if _DRIVER is not None:
+        _DRIVER.quit()
+        _DRIVER = None
+
+
 class SiteHelpers:
     """The site (built here, or VL_DOCS_BUILD's) and one headless Chromium, for the docs tests
     (this file and verify/docs/test_docs_pages.py)."""
@@ -107,9 +122,10 @@ class SiteHelpers:
 
     @classmethod
     def browser(cls):
-        """One headless Chromium for the whole class (Selenium + Debian's chromium-driver)."""
-        if getattr(cls, "_driver", None):
-            return cls._driver
+        """The process's headless Chromium (Selenium + Debian's chromium-driver), started once."""
+        global _DRIVER
+        if _DRIVER is not None:
+            return _DRIVER
         try:
             from selenium import webdriver
             from selenium.webdriver.chrome.service import Service
@@ -124,9 +140,10 @@ class SiteHelpers:
         for flag in CHROMIUM_FLAGS:
             opts.add_argument(flag)
         opts.binary_location = find_chromium()
-        cls._driver = webdriver.Chrome(service=Service(driver_path), options=opts)
-        cls._driver.set_script_timeout(60)
-        return cls._driver
+        _DRIVER = webdriver.Chrome(service=Service(driver_path), options=opts)
+        atexit.register(_quit_driver)
+        _DRIVER.set_script_timeout(60)
+        return _DRIVER
 
     def open_page(self, page: Path, width: int = 1400):
         """The page at this width, after MathJax has typeset everything."""
@@ -167,9 +184,6 @@ class SiteHelpers:
 
     @classmethod
     def tearDownClass(cls):
-        if getattr(cls, "_driver", None):
-            cls._driver.quit()
-            cls._driver = None
         if cls.tmp:
             cls.tmp.cleanup()
 

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Each written page as a reader's Chromium shows it, at 1400 and at 390 px (a phone).
 
-For every lesson page (or only VL_DOCS_PAGE's, e.g. `masking`: ctest runs one test per spec, see
-CMakeLists.txt): after MathJax ran, no MathJax error and no raw TeX or ASCII math (`d_k`,
+For every lesson page (or only VL_DOCS_PAGE's, e.g. `masking`; ctest runs them all, in
+verify/docs/test_docs_browser.py): after MathJax ran, no MathJax error and no raw TeX or ASCII math (`d_k`,
 `10000^(2/d)`) in the text; no output line wrapped or scrolling in a box of its own, and at
 1400 px every output comparison fits without scrolling; the banner agrees with the audit and
 comes once; at 390 px the navigation tree is gone, the text column takes most of the
