@@ -113,7 +113,7 @@ fs::path out_dir(const std::string& path) {
   return dir;
 }
 
-struct MhaArgs {
+struct MhaInitArgs {
   std::string seed, embed_dim, heads, dtype = "float64", out_dir;
 };
 
@@ -128,7 +128,7 @@ void save_mha(const fs::path& dir, const torch_rng::MhaParameters<T>& p) {
 // mha-init: nn.MultiheadAttention's initial parameters, one .npy per tensor.
 void add_mha_verb(CLI::App& torch) {
   auto* cmd = torch.add_subcommand("mha-init", "nn.MultiheadAttention(D, H) initial parameters after torch.manual_seed(S)");
-  auto a = std::make_shared<MhaArgs>();
+  auto a = std::make_shared<MhaInitArgs>();
   cmd->add_option("--seed", a->seed, "torch.manual_seed value (0 .. 2^64-1)")->required();
   cmd->add_option("--embed-dim", a->embed_dim, "embed_dim D")->required();
   cmd->add_option("--heads", a->heads, "num_heads H (must divide D)")->required();
