@@ -5,10 +5,10 @@
 //
 //   attention_bench --benchmark_format=json   (bench/compare.py does this)
 #include <benchmark/benchmark.h>
-// cblas_sgemm: declared by xtensor-blas (xflens/cxxblas/drivers/cblas.h) through linear_attention.hpp
 
 #include <random>
 
+#include "kernels/fused/blas_gemm.hpp"  // vl::blas::gemm: cblas_sgemm, row-major
 #include "kernels/reference/attention.hpp"
 #include "kernels/reference/feature_map.hpp"
 #include "kernels/fused/fused_attention.hpp"
@@ -131,8 +131,7 @@ void BM_sgemm_nxnxd(benchmark::State& state) {
   const auto a = normal<float>(n, kD, 1), b = normal<float>(n, kD, 2);
   std::vector<float> c(n * n);
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(n), int(n), int(kD), 1.0f, a.data(), int(kD), b.data(), int(kD), 0.0f,
-                c.data(), int(n));
+    vl::blas::gemm(false, true, n, n, kD, 1.0f, a.data(), kD, b.data(), kD, 0.0f, c.data(), n);
     benchmark::ClobberMemory();
   }
   set_rate(state, 2.0 * n * n * kD);
@@ -142,8 +141,7 @@ void BM_sgemm_square(benchmark::State& state) {
   const auto a = normal<float>(n, n, 1), b = normal<float>(n, n, 2);
   std::vector<float> c(n * n);
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(n), int(n), int(n), 1.0f, a.data(), int(n), b.data(), int(n), 0.0f,
-                c.data(), int(n));
+    vl::blas::gemm(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
     benchmark::ClobberMemory();
   }
   set_rate(state, 2.0 * n * n * n);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # CI's sampled mutation run (the full run is scripts/mutate.py, ~1 h; its table is
-# docs/pages/mutation.md). Copies this checkout to a scratch dir, builds only the numeric
-# component and the unit tests of the sampled mutants there (the mutants marked "ci": their
-# tests need no audit), and runs N of them (default 3, sampled by the date): each must be killed.
+# docs/pages/mutation.md). Copies this checkout to a scratch dir, builds there only the test
+# programs (verify_<group>) that hold the tests of the sampled mutants (the mutants marked "ci":
+# their tests need no audit), and runs N of them (default 3, sampled by the date): each must be killed.
 # A few minutes on the 2-core machine.
 #   scripts/mutate-sample.sh            N=3 JOBS=$(nproc)   (the scratch copy: a fresh mktemp -d, removed after)
 set -euo pipefail

@@ -38,16 +38,16 @@ namespace {
 
 // B = 2, S = 5, d = 8, H = 2; every parameter drawn from default_rng(830), biases included (torch
 // initialises them to zero, and a zero out_proj.bias would hide a module that drops it here).
-struct Case {
+struct MhaCase {
   xt::xtensor<double, 3> x;
   MhaParameters<double> p;
   MhaOptions<double> o;
 };
 
-Case draw_case() {
+MhaCase draw_case() {
   const std::size_t B = 2, S = 5, d = 8;
   numpy::Generator rng(830);
-  Case c;
+  MhaCase c;
   c.x = rng.standard_normal({B, S, d});
   c.p.in_proj_weight = rng.standard_normal(3 * d, d);
   c.p.in_proj_bias = xt::view(rng.standard_normal(1, 3 * d), 0);
@@ -69,7 +69,7 @@ Case draw_case() {
 Measurement mha_fully_masked_row(const CheckContext& ctx) {
   // Over the rows with no visible key: the largest |weight| and |y − out_proj.bias| (NaN: ∞);
   // every other row must be finite (a module that is NaN everywhere proves nothing here).
-  const Case c = draw_case();
+  const MhaCase c = draw_case();
   const std::size_t B = c.x.shape(0), S = c.x.shape(1), d = c.x.shape(2), H = 2;
   const MhaResult<double, 3> r = ctx.backend.multi_head_attention(c.x, c.x, c.x, c.p, H, c.o);
   const xt::xtensor<bool, 2> none = mha_rows_without_key(c.o, B, S, S);
