@@ -72,6 +72,12 @@ BOOST_AUTO_TEST_CASE(indices_and_shapes_print_as_python_does) {
   BOOST_TEST(vl::shape_string({}) == "()");
 }
 
+BOOST_AUTO_TEST_CASE(input_dims_print_without_the_one_tuple_comma) {
+  BOOST_TEST(vl::dims_string({5}) == "(5)");
+  BOOST_TEST(vl::dims_string({2, 3}) == "(2, 3)");
+  BOOST_TEST(vl::dims_string({}) == "()");
+}
+
 // The measured form of the NaN rule (compare.hpp): a value that is not finite is infinitely far
 // from every value, itself included, so a candidate that returns NaN (or ∞) in the same place in
 // two runs does not measure 0 between them; a difference is never NaN, and a NaN survives a

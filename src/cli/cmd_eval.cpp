@@ -78,9 +78,9 @@ template <class M>
 xt::xarray<M> broadcast_mask(const xt::xarray<M>& mask, const Shape& target, const Shape& scores, const std::string& path) {
   const Shape ms = shape_of(mask);
   if (ms.size() > target.size())
-    throw InputError(fmt::format("--mask {}: shape {} has more dimensions than the scores {}", path, shape_text(ms), shape_text(target)));
+    throw InputError(fmt::format("--mask {}: shape {} has more dimensions than the scores {}", path, dims_string(ms), dims_string(target)));
   if (!numpy::broadcasts_to(ms, target))
-    throw InputError(fmt::format("--mask {}: shape {} does not broadcast to the scores' shape {}", path, shape_text(ms), shape_text(target)));
+    throw InputError(fmt::format("--mask {}: shape {} does not broadcast to the scores' shape {}", path, dims_string(ms), dims_string(target)));
   xt::xarray<M> b = xt::broadcast(mask, target);
   b.reshape(scores);
   return b;
@@ -100,7 +100,7 @@ struct AttentionArgs {
 // (B, S, H·D) → (B, H, S, D)
 template <class T>
 xt::xtensor<T, 4> unpack_heads(const xt::xarray<T>& x, std::size_t heads, const std::string& what) {
-  if (x.dimension() != 3) throw InputError(fmt::format("{}: packed layout needs 3 dimensions (B, S, H·D), got {}", what, shape_text(shape_of(x))));
+  if (x.dimension() != 3) throw InputError(fmt::format("{}: packed layout needs 3 dimensions (B, S, H·D), got {}", what, dims_string(shape_of(x))));
   if (x.shape(2) % heads != 0)
     throw InputError(fmt::format("{}: last dimension {} is not divisible by {} heads", what, x.shape(2), heads));
   return split_heads<T>(reshaped<xt::xtensor<T, 3>>(x, {x.shape(0), x.shape(1), x.shape(2)}), heads);
@@ -191,7 +191,7 @@ void eval_attention(const AttentionArgs& a, Precision p) {
     lead = Shape(q.shape().begin(), q.shape().end() - 2);
     for (const auto& [x, name] : {std::pair{&k, "--k"}, std::pair{&v, "--v"}})
       if (Shape(x->shape().begin(), x->shape().end() - 2) != lead)
-        throw InputError(fmt::format("{}: leading (batch) shape {} differs from --q's {}", name, shape_text(shape_of(*x)), shape_text(shape_of(q))));
+        throw InputError(fmt::format("{}: leading (batch) shape {} differs from --q's {}", name, dims_string(shape_of(*x)), dims_string(shape_of(q))));
     const std::size_t b = std::accumulate(lead.begin(), lead.end(), std::size_t(1), std::multiplies<>());
     auto to4 = [b](xt::xarray<T>& x) {
       return reshaped_taking<xt::xtensor<T, 4>>(x, {b, 1, x.shape(x.dimension() - 2), x.shape(x.dimension() - 1)});
@@ -275,12 +275,12 @@ template <class T>
 void eval_mha(const MhaArgs& a, Precision p) {
   xt::xarray<T> x = checked_input<T>(a.x, "--x", p, 2);
   if (x.dimension() == 2) x = xt::expand_dims(x, 0);
-  if (x.dimension() != 3) throw InputError(fmt::format("--x {}: shape {}, expected (B, S, d) or (S, d)", a.x, shape_text(shape_of(x))));
+  if (x.dimension() != 3) throw InputError(fmt::format("--x {}: shape {}, expected (B, S, d) or (S, d)", a.x, dims_string(shape_of(x))));
   const std::size_t d = x.shape(2);
   auto param = [&](const std::string& path, const char* option, const Shape& want) {
     xt::xarray<T> w = checked_input<T>(path, option, p, 1);
     if (shape_of(w) != want)
-      throw InputError(fmt::format("{} {}: shape {}, expected {} for d_model {}", option, path, shape_text(shape_of(w)), shape_text(want), d));
+      throw InputError(fmt::format("{} {}: shape {}, expected {} for d_model {}", option, path, dims_string(shape_of(w)), dims_string(want), d));
     return w;
   };
   MhaParameters<T> params;
@@ -319,11 +319,11 @@ template <class T>
 void eval_linear(const LinearArgs& a, Precision p) {
   auto as2d = [&](const std::string& path, const char* option) {
     const xt::xarray<T> x = checked_input<T>(path, option, p, 2);
-    if (x.dimension() != 2) throw InputError(fmt::format("{} {}: shape {}, expected (n, d)", option, path, shape_text(shape_of(x))));
+    if (x.dimension() != 2) throw InputError(fmt::format("{} {}: shape {}, expected (n, d)", option, path, dims_string(shape_of(x))));
     return xt::xtensor<T, 2>(x);
   };
   const auto q = as2d(a.q, "--q"), k = as2d(a.k, "--k"), v = as2d(a.v, "--v");
-  if (k.shape() != q.shape()) throw InputError(fmt::format("--k {}: shape {} differs from --q's {}", a.k, shape_text(shape_of(k)), shape_text(shape_of(q))));
+  if (k.shape() != q.shape()) throw InputError(fmt::format("--k {}: shape {} differs from --q's {}", a.k, dims_string(shape_of(k)), dims_string(shape_of(q))));
   if (v.shape(0) != q.shape(0)) throw InputError(fmt::format("--v {}: {} rows, --q has {}", a.v, v.shape(0), q.shape(0)));
   const auto pq = elu_plus_one<T, 2>(q), pk = elu_plus_one<T, 2>(k);
   xt::xtensor<T, 2> o;

@@ -61,7 +61,7 @@ P load_layer(const LayerArgs& a, Precision p, std::size_t d) {
   if (!fs::exists(l1)) throw InputError(fmt::format("--weights {}: missing {} (one .npy per state_dict() entry)", a.weights, l1.string()));
   const npy::Info l1_info = read_npy_info(l1.string(), "--weights");
   if (l1_info.shape.size() != 2 || l1_info.shape[0] == 0)
-    throw InputError(fmt::format("--weights: {}: shape {}, expected (dim_feedforward, {})", l1.string(), shape_text(l1_info.shape), d));
+    throw InputError(fmt::format("--weights: {}: shape {}, expected (dim_feedforward, {})", l1.string(), dims_string(l1_info.shape), d));
   const std::size_t d_ff = l1_info.shape[0];
   P layer;
   torch_rng::state_entries(layer, [&](const std::string& name, auto& tensor) {
@@ -79,8 +79,8 @@ P load_layer(const LayerArgs& a, Precision p, std::size_t d) {
     const xt::xarray<T> w = checked_input<T>(file.string(), "--weights", p, 1);
     const Shape got(w.shape().begin(), w.shape().end());
     if (got != want)
-      throw InputError(fmt::format("--weights: {}: shape {}, expected {} (d_model {}, dim_feedforward {})", file.string(), shape_text(got),
-                                   shape_text(want), d, d_ff));
+      throw InputError(fmt::format("--weights: {}: shape {}, expected {} (d_model {}, dim_feedforward {})", file.string(), dims_string(got),
+                                   dims_string(want), d, d_ff));
     tensor = Tensor(w);
   });
   return layer;
@@ -92,7 +92,7 @@ xt::xarray<bool> padding_mask(const std::string& path, const char* option, std::
   xt::xarray<bool> k = npy::to_xarray<bool>(m);
   if (k.dimension() == 1) k = xt::expand_dims(k, 0);
   if (k.dimension() != 2 || k.shape(0) != batch || k.shape(1) != keys)
-    throw InputError(fmt::format("{} {}: shape {}, expected (B, S) = ({}, {})", option, path, shape_text(m.shape), batch, keys));
+    throw InputError(fmt::format("{} {}: shape {}, expected (B, S) = ({}, {})", option, path, dims_string(m.shape), batch, keys));
   return k;
 }
 
@@ -139,7 +139,7 @@ void eval_decoder(const LayerArgs& a, Precision p) {
   const xt::xtensor<T, 3> memory = sequence_input<T>(a.memory, "--memory", p);
   if (memory.shape(0) != tgt.shape(0) || memory.shape(2) != tgt.shape(2))
     throw InputError(fmt::format("--memory {}: shape {} does not match --tgt's batch and width {}", a.memory,
-                                 shape_text({memory.shape().begin(), memory.shape().end()}), shape_text({tgt.shape().begin(), tgt.shape().end()})));
+                                 dims_string({memory.shape().begin(), memory.shape().end()}), dims_string({tgt.shape().begin(), tgt.shape().end()})));
   check_heads(a.heads, tgt.shape(2));
   const auto layer = load_layer<T, torch_rng::DecoderLayerParameters<T>>(a, p, tgt.shape(2));
   MhaOptions<T> self, cross;

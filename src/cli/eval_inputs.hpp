@@ -4,13 +4,12 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
-#include <vector>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <xtensor/xarray.hpp>
 
 #include "core/errors.hpp"
+#include "numeric/compare.hpp"  // dims_string: the shapes in its messages
 #include "numeric/npy.hpp"
 
 namespace vl::cli {
@@ -26,9 +25,6 @@ inline Precision precision_of(const npy::Info& info, const std::string& option, 
   throw InputError(fmt::format("{} {}: dtype {} is not supported here (float32 or float64{})", option, path, info.dtype,
                                half_ok ? " or float16" : ""));
 }
-
-/// A shape as `eval`'s messages print it: "(2, 3, 4)".
-inline std::string shape_text(const std::vector<std::size_t>& s) { return fmt::format("({})", fmt::join(s, ", ")); }
 
 /// `call` (an npy reader) with its error prefixed by the option that named the file
 /// ("--k /x.npy: ...").

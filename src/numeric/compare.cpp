@@ -41,10 +41,14 @@ Closeness closeness(const std::vector<double>& actual, const std::vector<double>
   return c;
 }
 
-std::string shape_string(const std::vector<std::size_t>& shape) {
+std::string dims_string(const std::vector<std::size_t>& dims) {
   std::string s = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + (shape.size() == 1 ? ",)" : ")");
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + ")";
+}
+
+std::string shape_string(const std::vector<std::size_t>& shape) {
+  return shape.size() == 1 ? "(" + std::to_string(shape[0]) + ",)" : dims_string(shape);
 }
 
 std::string unravel_index(std::size_t flat, const std::vector<std::size_t>& shape) {

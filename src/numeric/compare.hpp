@@ -80,4 +80,8 @@ std::string unravel_index(std::size_t flat, const std::vector<std::size_t>& shap
 /// A shape as Python prints it: "(2, 3)", "(5,)", "()".
 std::string shape_string(const std::vector<std::size_t>& shape);
 
+/// A shape as the messages about a user's input files print it (`lessons eval`, the ONNX nodes):
+/// "(2, 3)", "(5)", "()".
+std::string dims_string(const std::vector<std::size_t>& dims);
+
 }  // namespace vl

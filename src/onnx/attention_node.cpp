@@ -98,7 +98,7 @@ NodeResult compute(const std::vector<const Tensor*>& in, const AttentionAttribut
                        "external one, not both)");
     }
     for (const auto& [t, name] : {std::pair{in[PAST_KEY], "past_key"}, std::pair{in[PAST_VALUE], "past_value"}})
-      if (t->dims.size() != 4) throw InputError(fmt::format("{} has shape {}; expected (B, Hkv, past, D)", name, shape_string(t->dims)));
+      if (t->dims.size() != 4) throw InputError(fmt::format("{} has shape {}; expected (B, Hkv, past, D)", name, dims_string(t->dims)));
     apply_kv_cache<T>(k, v, to_xarray<T>(*in[PAST_KEY]), to_xarray<T>(*in[PAST_VALUE]), "past_key", "past_value", opt);
   }
   // present_key / present_value: K and V as they enter the attention (before any scaling).
@@ -117,7 +117,7 @@ NodeResult compute(const std::vector<const Tensor*>& in, const AttentionAttribut
   if (in[NONPAD_KV_SEQLEN]) {
     const Tensor& n = *in[NONPAD_KV_SEQLEN];
     if (n.dims.size() != 1 || n.values.size() != B) {
-      throw InputError(fmt::format("nonpad_kv_seqlen has shape {}; it needs one length per batch ({})", shape_string(n.dims), B));
+      throw InputError(fmt::format("nonpad_kv_seqlen has shape {}; it needs one length per batch ({})", dims_string(n.dims), B));
     }
     apply_kv_lengths<T>(n.values, B, Sk, "nonpad_kv_seqlen", opt);
   }

@@ -17,7 +17,7 @@ namespace vl::onnx {
 namespace {
 
 xt::xtensor<double, 3> rank3(const Tensor& t, const char* what) {
-  if (t.dims.size() != 3) throw InputError(fmt::format("{} must be rank 3 (B, T, ·), got shape {}", what, shape_string(t.dims)));
+  if (t.dims.size() != 3) throw InputError(fmt::format("{} must be rank 3 (B, T, ·), got shape {}", what, dims_string(t.dims)));
   return xt::adapt(t.values, std::array<std::size_t, 3>{t.dims[0], t.dims[1], t.dims[2]});
 }
 
@@ -90,12 +90,12 @@ NodeResult run_linear_attention(const std::vector<const Tensor*>& in, const Line
   if (q.shape(2) % Hq != 0) throw InputError(fmt::format("query's last dimension {} is not divisible by q_num_heads {}", q.shape(2), Hq));
   const std::size_t dk = q.shape(2) / Hq;
   if (k.shape(0) != B || k.shape(1) != T || k.shape(2) != Hkv * dk) {
-    throw InputError(fmt::format("key has shape {}; expected (B, T, kv_num_heads·d_k) = ({}, {}, {})", shape_string(in[KEY]->dims),
+    throw InputError(fmt::format("key has shape {}; expected (B, T, kv_num_heads·d_k) = ({}, {}, {})", dims_string(in[KEY]->dims),
                                  B, T, Hkv * dk));
   }
   if (v.shape(0) != B || v.shape(1) != T || v.shape(2) % Hkv != 0) {
     throw InputError(fmt::format("value has shape {}; expected (B, T, kv_num_heads·d_v) with B = {}, T = {}, kv_num_heads = {}",
-                                 shape_string(in[VALUE]->dims), B, T, Hkv));
+                                 dims_string(in[VALUE]->dims), B, T, Hkv));
   }
   const std::size_t dv = v.shape(2) / Hkv;
 
@@ -108,7 +108,7 @@ NodeResult run_linear_attention(const std::vector<const Tensor*>& in, const Line
     if (g.shape(0) != B || g.shape(1) != T || (g.shape(2) != Hkv && g.shape(2) != Hkv * dk)) {
       throw InputError(fmt::format("decay has shape {}; its last dimension must be kv_num_heads ({}) or kv_num_heads·d_k ({}), "
                                    "over (B, T) = ({}, {})",
-                                   shape_string(t->dims), Hkv, Hkv * dk, B, T));
+                                   dims_string(t->dims), Hkv, Hkv * dk, B, T));
     }
     fi.g = split_heads<double>(g, Hkv);  // (B, Hkv, T, 1 or d_k)
   }
@@ -116,7 +116,7 @@ NodeResult run_linear_attention(const std::vector<const Tensor*>& in, const Line
     const xt::xtensor<double, 3> b = rank3(*t, "beta");
     if (b.shape(0) != B || b.shape(1) != T || (b.shape(2) != Hkv && b.shape(2) != 1)) {
       throw InputError(fmt::format("beta has shape {}; its last dimension must be kv_num_heads ({}) or 1, over (B, T) = ({}, {})",
-                                   shape_string(t->dims), Hkv, B, T));
+                                   dims_string(t->dims), Hkv, B, T));
     }
     fi.beta = xt::zeros<double>({B, Hkv, T});
     for (std::size_t i = 0; i < B; ++i)
@@ -127,7 +127,7 @@ NodeResult run_linear_attention(const std::vector<const Tensor*>& in, const Line
   if (const Tensor* t = input(PAST_STATE)) {
     if (t->dims != std::vector<std::size_t>{B, Hkv, dk, dv}) {
       throw InputError(fmt::format("past_state has shape {}; expected (B, kv_num_heads, d_k, d_v) = ({}, {}, {}, {})",
-                                   shape_string(t->dims), B, Hkv, dk, dv));
+                                   dims_string(t->dims), B, Hkv, dk, dv));
     }
     fi.past = xt::xtensor<double, 4>(xt::adapt(t->values, std::array<std::size_t, 4>{B, Hkv, dk, dv}));
     state_type = t->data_type;
