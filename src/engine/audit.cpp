@@ -137,13 +137,15 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
   }
   // The engine's comparison, for a check that may end a sweep once a partial value fails.
   const CheckContext ctx{backend, goldens, [&claim](double v) { return !passes(claim, Measurement{v, {}}); }};
-  const bool about_our_code = claim.subject == ClaimSubject::our_code;
+  // A claim about our code is not applicable to another backend, and neither are its controls:
+  // they break our code, whatever backend is audited, and the audit of one of ours runs them.
+  const bool our_code_on_another_backend = claim.subject == ClaimSubject::our_code && !backend.ours();
   r.status = Status::passed;
   for (const ClaimCheck* check : checks) {
     CheckResult c;
     c.name = check->name;
     std::string not_applicable;
-    if (about_our_code && !backend.ours()) {
+    if (our_code_on_another_backend) {
       not_applicable = fmt::format("the claim is about our own code (subject: our-code); '{}' is not one of our backends", backend.name());
     } else {
       try {
@@ -177,11 +179,8 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
       r.status = Status::vacuous;
       r.why = fmt::format("check '{}' has no negative control", c.name);
     }
-    // A claim about our code is not applicable to another backend, and neither are its controls:
-    // they break our code, whatever backend is audited, and the audit of one of ours runs them.
-    const bool controls_apply = !(about_our_code && !backend.ours());
-    for (const auto& control : check->controls) {
-      if (!controls_apply) break;
+    static const std::vector<NegativeControl> kNoControls;
+    for (const auto& control : our_code_on_another_backend ? kNoControls : check->controls) {
       ControlResult cr = run_control(claim, *check, control, ctx);
       if (!cr.error.empty() && r.status != Status::error) {
         r.status = Status::error;

@@ -1,6 +1,7 @@
 #include "engine/golden_manifest.hpp"
 
 #include <fstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -9,7 +10,8 @@
 
 namespace vl {
 namespace {
-constexpr const char* kGeneratorDir = "reference_outputs/generators/";
+// The scripts that wrote the generated goldens: a folder of reference_outputs/, not goldens.
+constexpr std::string_view kGenerators = "generators/";
 }  // namespace
 
 GoldenManifest::GoldenManifest(const std::filesystem::path& root)
@@ -34,6 +36,8 @@ GoldenManifest::GoldenManifest(const std::filesystem::path& root)
 
 std::vector<std::string> GoldenManifest::verify() const {
   std::vector<std::string> problems;
+  // A generator's path in the manifest is from the project root: reference_outputs/generators/...
+  const std::string generators_from_root = dir_.filename().string() + "/" + std::string(kGenerators);
   for (const auto& [rel, e] : json_["files"].items()) {
     const auto path = dir_ / rel;
     if (!std::filesystem::is_regular_file(path)) {
@@ -44,7 +48,7 @@ std::vector<std::string> GoldenManifest::verify() const {
     // reference_outputs/generators/); a name that is not there is provenance no one can rerun.
     if (e["kind"] == "generated" && e.contains("generator") && e["generator"].is_string()) {
       const std::string gen = e["generator"];
-      if (gen.rfind(kGeneratorDir, 0) == 0 && !std::filesystem::is_regular_file(dir_.parent_path() / gen))
+      if (gen.rfind(generators_from_root, 0) == 0 && !std::filesystem::is_regular_file(dir_.parent_path() / gen))
         problems.push_back(fmt::format("golden {}: its generator {} is not in the project", path.string(), gen));
     }
     const std::string actual = sha256_file(path);
@@ -56,7 +60,7 @@ std::vector<std::string> GoldenManifest::verify() const {
     if (!f.is_regular_file()) continue;
     const std::string rel = std::filesystem::relative(f.path(), dir_).generic_string();
     if (rel == "manifest.json" || f.path().extension() == ".received") continue;
-    if (rel.rfind("generators/", 0) == 0) continue;  // the scripts that write the goldens, not goldens
+    if (rel.rfind(kGenerators, 0) == 0) continue;
     if (!has(rel)) problems.push_back(fmt::format("golden {}: not in the manifest (no provenance)", f.path().string()));
   }
   return problems;
