@@ -5,7 +5,12 @@
 // its output with the documented output under the spec's rules; and the traceability case.
 #include <boost/test/unit_test.hpp>
 
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "engine/audit.hpp"
 #include "engine/lesson.hpp"
@@ -20,11 +25,80 @@ inline const Spec& spec_of(const Lesson& lesson) {
   return it->second;
 }
 
+// The audit this ctest run already made (ctest's audit_all, whose JSON the lesson tests
+// require as a fixture), so that a claim's check and controls run once per run, not once in
+// the audit and again here. Read only when it stands for this program's code: an audit of
+// this checkout on the plain backend by the `lessons` binary VL_AUDIT_BINARY, which was linked
+// after every library in VL_LIBRARY_DIR changed, the JSON VL_AUDIT_JSON written after that
+// binary and this program; otherwise (a program run by hand, a stale file or binary) each case
+// runs its audit itself.
+inline bool written_after_libraries(const std::filesystem::path& binary, const std::filesystem::path& library_dir) {
+  std::error_code ec;
+  const auto linked = std::filesystem::last_write_time(binary, ec);
+  if (ec) return false;
+  for (const auto& f : std::filesystem::directory_iterator(library_dir, ec))
+    if (f.path().extension() == ".a" && f.last_write_time() > linked) return false;
+  return !ec;
+}
+
+inline const nlohmann::json* shared_audit() {
+  static const std::optional<nlohmann::json> audit = []() -> std::optional<nlohmann::json> {
+    const char* path = std::getenv("VL_AUDIT_JSON");
+    const char* binary = std::getenv("VL_AUDIT_BINARY");
+    const char* libraries = std::getenv("VL_LIBRARY_DIR");
+    if (!path || !binary || !libraries || !written_after_libraries(binary, libraries) ||
+        !written_after_libraries("/proc/self/exe", libraries))
+      return std::nullopt;
+    std::error_code ec;
+    const auto written = std::filesystem::last_write_time(path, ec);
+    if (ec || written < std::filesystem::last_write_time("/proc/self/exe") || written < std::filesystem::last_write_time(binary))
+      return std::nullopt;
+    std::ifstream in(path);
+    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.contains("root") || !j.contains("provenance") || !j.contains("lessons")) return std::nullopt;
+    if (!std::filesystem::equivalent(j["root"].get<std::string>(), VL_SOURCE_DIR, ec) ||
+        j["provenance"].value("backend", "").rfind("plain", 0) != 0)
+      return std::nullopt;
+    return j;
+  }();
+  return audit ? &*audit : nullptr;
+}
+
+/// The shared audit's record of one claim or listing of a lesson ("claims" or "listings"); null
+/// when the audit has none, which fails the case that asked.
+inline const nlohmann::json* audited(const nlohmann::json& audit, const std::string& lesson, const char* kind, const std::string& id) {
+  for (const auto& l : audit["lessons"])
+    if (l["id"] == lesson)
+      for (const auto& item : l[kind])
+        if (item["id"] == id) return &item;
+  return nullptr;
+}
+
 // The claim's checks as the audit runs them (on our plain backend, every control against its
 // broken variant): the claim must pass and every control must be rejected.
 inline void check_claim(const Lesson& lesson, const ClaimCheck& check) {
   const Claim* claim = spec_of(lesson).find_claim(check.claim_id);
   BOOST_REQUIRE_MESSAGE(claim, "check '" << check.name << "' names claim '" << check.claim_id << "', not in the spec");
+  if (const nlohmann::json* audit = shared_audit()) {
+    const nlohmann::json* r = audited(*audit, lesson.id, "claims", check.claim_id);
+    BOOST_REQUIRE_MESSAGE(r, check.claim_id << " is not in the audit " << std::getenv("VL_AUDIT_JSON"));
+    bool found = false;
+    for (const auto& c : (*r)["checks"]) {
+      if (c["name"] != check.name) continue;
+      found = true;
+      BOOST_TEST_MESSAGE(check.claim_id << ": " << c["detail"].get<std::string>());
+      BOOST_TEST(!c["controls"].empty(), check.claim_id << " has no negative control");
+      for (const auto& control : c["controls"])
+        BOOST_TEST(control["rejected"].get<bool>(), "negative control '" << control["name"].get<std::string>() << "' passed "
+                                                                          << check.claim_id << ": the check cannot tell ("
+                                                                          << control["detail"].get<std::string>() << ")");
+    }
+    BOOST_TEST(found, "check '" << check.name << "' of " << check.claim_id << " is not in the audit");
+    BOOST_TEST((*r)["status"] == "passed", check.claim_id << " (tolerance " << claim->tolerance_text
+                                                          << "): " << (*r)["status"].get<std::string>() << ": "
+                                                          << (*r)["why"].get<std::string>());
+    return;
+  }
   AuditOptions options;
   options.root = VL_SOURCE_DIR;
   options.select = {check.claim_id};
@@ -60,6 +134,22 @@ inline void check_traceability(const Lesson& lesson) {
 }
 
 inline void check_listing(const Lesson& lesson, const std::string& listing_id) {
+  if (const nlohmann::json* audit = shared_audit()) {
+    for (const auto& l : (*audit)["lessons"])
+      if (l["id"] == lesson.id)
+        for (const auto& p : l["problems"]) BOOST_TEST(false, p.get<std::string>());
+    const nlohmann::json* r = audited(*audit, lesson.id, "listings", listing_id);
+    BOOST_REQUIRE_MESSAGE(r, listing_id << " is not in the audit " << std::getenv("VL_AUDIT_JSON"));
+    BOOST_TEST((*r)["status"] == "passed", listing_id << ": " << (*r)["why"].get<std::string>());
+    for (const auto& v : (*r)["lines"])
+      BOOST_TEST(v["passed"].get<bool>(), "line " << v["line"] << " [" << v["rule"].get<std::string>() << "] "
+                                                  << v["detail"].get<std::string>() << "\n  documented: "
+                                                  << v["documented"].get<std::string>() << "\n  produced:   "
+                                                  << v["produced"].get<std::string>());
+    for (const auto& a : (*r)["arrays"])
+      BOOST_TEST(a["passed"].get<bool>(), a["name"].get<std::string>() << ": " << a["detail"].get<std::string>());
+    return;
+  }
   AuditOptions options;
   options.root = VL_SOURCE_DIR;
   options.select = {listing_id};

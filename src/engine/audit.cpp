@@ -72,6 +72,10 @@ std::filesystem::path default_root() {
 
 namespace {
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 std::string run_command(const std::string& cmd) {
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
   if (!pipe) return {};
@@ -349,13 +353,17 @@ LessonResult audit_lesson(const Lesson& lesson, const AuditOptions& options, con
     std::vector<const ClaimCheck*> checks;
     for (const auto& c : lesson.checks)
       if (c.claim_id == claim.id) checks.push_back(&c);
+    const auto start = std::chrono::steady_clock::now();
     r.claims.push_back(run_claim(claim, checks, backend, options.root / "reference_outputs"));
+    r.claims.back().seconds = seconds_since(start);
   }
   for (const auto& ls : spec.listings) {
     if (!selected(options.select, lesson.id, ls.id)) continue;
     const auto it = std::find_if(lesson.listings.begin(), lesson.listings.end(), [&](auto& l) { return l.id == ls.id; });
+    const auto start = std::chrono::steady_clock::now();
     r.listings.push_back(run_listing(ls, it == lesson.listings.end() ? nullptr : &*it, spec,
                                      options.root / "reference_outputs", options.update, backend));
+    r.listings.back().seconds = seconds_since(start);
   }
   const std::string prefix = (options.root / "reference_outputs" / lesson.id).string() + "/";
   for (const auto& p : golden_problems)

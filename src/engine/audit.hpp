@@ -57,6 +57,7 @@ struct ClaimResult {
   Status status = Status::untested;
   std::vector<CheckResult> checks;
   std::string why;                     // for a status other than passed
+  double seconds = 0;                  // wall time of its checks and controls (where an audit's time goes)
 };
 
 struct ArrayResult {
@@ -77,6 +78,7 @@ struct ListingResult {
   std::vector<ArrayResult> arrays;
   std::string why;
   std::vector<std::string> operations;  // the backend operations it computes through; empty: our code throughout
+  double seconds = 0;                   // wall time of its run and comparisons
 };
 
 struct LessonResult {

@@ -40,6 +40,7 @@ nlohmann::json claim_json(const ClaimResult& c) {
                       {"status", to_string(c.status)},
                       {"why", c.why},
                       {"spec_line", c.claim.where.line},
+                      {"seconds", c.seconds},
                       {"checks", nlohmann::json::array()}};
   for (const auto& ch : c.checks) {
     const bool ran = ch.not_applicable.empty() && ch.error.empty();
@@ -61,7 +62,7 @@ nlohmann::json claim_json(const ClaimResult& c) {
 }
 
 nlohmann::json listing_json(const ListingResult& l) {
-  nlohmann::json j = {{"id", l.id}, {"function", l.function}, {"status", to_string(l.status)}, {"why", l.why},
+  nlohmann::json j = {{"id", l.id}, {"function", l.function}, {"status", to_string(l.status)}, {"why", l.why}, {"seconds", l.seconds},
                       {"operations", l.operations}, {"produced", l.produced}, {"lines", nlohmann::json::array()}, {"arrays", nlohmann::json::array()}};
   for (const auto& v : l.lines) {
     nlohmann::json vj = {{"line", v.line}, {"documented", v.documented}, {"produced", v.produced},

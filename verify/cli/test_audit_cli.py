@@ -83,24 +83,18 @@ class AuditCli(unittest.TestCase):
             self.assertIn(w, result.stdout, result.stdout)
         self.assertRegex(result.stdout.splitlines()[-1], r"^\d+ passed, [1-9]\d* failed$")
 
-    def test_pristine_copy_passes(self):
-        r = self.root.audit("linear-rnn")
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertRegex(r.stdout.splitlines()[-1], r"^7 passed, 0 failed$")
-        self.assertIn("claims: 6, with a negative control: 6, controls rejected: 13/13", r.stdout)
-
     def test_one_digit_changed_in_a_documented_output(self):
         # The lesson's text and our copy agree, and are sealed in the manifest, but say (6, 6).
         for f in ("specs/linear_rnn.md", "reference_outputs/linear-rnn/main.txt"):
             self.root.edit(f, "output O_par: (6, 5)", "output O_par: (6, 6)")
         self.root.reseal("linear-rnn/main.txt")
-        r = self.root.audit("linear-rnn")
+        r = self.root.audit("linear-rnn.main")
         self.assertFailsWith(r, "line 3 [exact] MISMATCH", "documented: output O_par: (6, 6)",
                              "produced:   output O_par: (6, 5)")
 
     def test_documented_output_edited_without_manifest(self):
         self.root.edit("reference_outputs/linear-rnn/main.txt", "(6, 6)", "(6, 7)")
-        r = self.root.audit("linear-rnn")
+        r = self.root.audit("linear-rnn.main")
         self.assertFailsWith(r, "linear-rnn/main.txt: sha256", "does not match the manifest",
                              "the spec's output block")
 
@@ -109,7 +103,7 @@ class AuditCli(unittest.TestCase):
         a = np.load(p)
         a[0, 0] += 1e-3
         np.save(p, a)
-        r = self.root.audit("linear-rnn")
+        r = self.root.audit("linear-rnn.main")
         self.assertFailsWith(r, "main.O_par.npy: sha256", "array O_par")
 
     def test_root_goldens_are_the_ones_read(self):
@@ -127,7 +121,7 @@ class AuditCli(unittest.TestCase):
     def test_golden_missing_from_manifest(self):
         shutil.copy(self.root.path("reference_outputs", "linear-rnn", "main.txt"),
                     self.root.path("reference_outputs", "linear-rnn", "stray.txt"))
-        r = self.root.audit("linear-rnn")
+        r = self.root.audit("linear-rnn.main")
         self.assertFailsWith(r, "stray.txt: not in the manifest")
 
     def test_generator_gone_from_the_project(self):
@@ -137,17 +131,17 @@ class AuditCli(unittest.TestCase):
         os.makedirs(os.path.join(gen, "__pycache__"), exist_ok=True)
         with open(os.path.join(gen, "__pycache__", "manifest.cpython-311.pyc"), "wb") as f:
             f.write(b"\0")
-        r = self.root.audit("linear-rnn")
+        r = self.root.audit("linear-rnn.main")
         self.assertNotIn("not in the manifest", r.stdout + r.stderr)
         os.remove(os.path.join(gen, "linear_rnn_goldens.py"))
-        r = self.root.audit("linear-rnn")
+        r = self.root.audit("linear-rnn.main")
         self.assertFailsWith(r, "its generator reference_outputs/generators/linear_rnn_goldens.py is not in the project")
 
     def test_claim_without_check(self):
         self.root.edit("specs/linear_rnn.md", "## Negative controls",
                        "```claim\nid: linear-rnn.unchecked\nkind: invariant\ntolerance: none\n"
                        "statement: Nobody checks this.\nsource: nowhere\n```\n\n## Negative controls")
-        r = self.root.audit("linear-rnn")
+        r = self.root.audit("linear-rnn.unchecked")
         self.assertFailsWith(r, "FAIL    claim linear-rnn.unchecked", "untested: no check verifies this claim")
 
     def test_malformed_spec_fails_the_lesson(self):
@@ -155,10 +149,13 @@ class AuditCli(unittest.TestCase):
         r = self.root.audit("linear-rnn")
         self.assertFailsWith(r, "PROBLEM spec:", "linear_rnn.md:", "unknown claim kind 'fast'")
 
-    def test_json_and_junit_reports(self):
+    def test_pristine_copy_passes_and_reports(self):
         j, x = self.root.path("audit.json"), self.root.path("audit.xml")
+        # A pristine copy passes, every control rejected (one audit of the whole lesson for both).
         r = self.root.audit("linear-rnn", "--json", j, "--junit", x)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"\n7 passed, 0 failed\n")  # the last lines name the report files
+        self.assertIn("claims: 6, with a negative control: 6, controls rejected: 13/13", r.stdout)
         with open(j) as f:
             report = json.load(f)
         self.assertEqual(report["failed"], 0)
@@ -227,7 +224,7 @@ class AuditCli(unittest.TestCase):
         with open(self.root.path("reference_outputs", "manifest.json")) as f:
             m = json.load(f)
         self.assertIn("lessons accept", m["files"]["linear-rnn/main.O_par.npy"]["generator"])
-        r = self.root.audit("linear-rnn")
+        r = self.root.audit("linear-rnn.main")
         self.assertEqual(r.returncode, 0, r.stdout)
 
     def test_documented_output_cannot_be_accepted(self):

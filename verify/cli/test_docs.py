@@ -16,6 +16,7 @@ The browser tests need Debian's chromium, chromium-driver and python3-selenium
 (scripts/install-deps.sh); a missing one fails them with the package names.
 """
 import atexit
+import base64
 import html.parser
 import json
 import os
@@ -175,7 +176,10 @@ class SiteHelpers:
         for k, top in enumerate(tops):
             d.execute_script(f"{scroller}.scrollTop = arguments[0];", top)
             shot = shots / (f"{page.stem}-{width}.png" if k == 0 else f"{page.stem}-{width}-{k + 1}.png")
-            d.save_screenshot(str(shot))
+            # Chromium's fast PNG encoder (DevTools' optimizeForSpeed): half the time of the default
+            # one on these 1400 x 12000 tiles, for a file a third larger.
+            png = d.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})
+            shot.write_bytes(base64.b64decode(png["data"]))
             self.assertTrue(shot.exists() and shot.stat().st_size > 10000, f"no screenshot {shot}")
             paths.append(shot)
         print(f"\nscreenshots: {', '.join(str(p) for p in paths)} ({width} x {height} px)", flush=True)
