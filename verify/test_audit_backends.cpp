@@ -80,17 +80,47 @@ BOOST_AUTO_TEST_CASE(a_foreign_backend_runs_the_computation_claims_only) {
   BOOST_TEST(report.ok());
 }
 
-BOOST_AUTO_TEST_CASE(the_fused_backend_lacks_the_weights) {
-  const auto report = audit(vl::backends::find("fused"), {"attention.matches-torch", "attention.convex-combination", "attention.lookup"});
+BOOST_AUTO_TEST_CASE(the_fused_backend_is_judged_through_its_outputs) {
+  // It forms no weights: the check that reads them is not applicable, the one that reads them from
+  // the outputs (lessons/outputs_only.hpp) judges the claim; listing 1 prints weights read so too.
+  const auto report = audit(vl::backends::find("fused"),
+                            {"attention.matches-torch", "attention.convex-combination", "attention.lookup", "attention.score-cells"});
   const auto& torch = claim(report, "attention.matches-torch");
-  BOOST_TEST((torch.status == vl::Status::not_applicable));
-  BOOST_TEST(torch.why.find("attention-weights") != std::string::npos, torch.why);
-  const auto& lookup = report.lessons[0].listings.at(0);  // listing 1 prints the weights
-  BOOST_TEST((lookup.status == vl::Status::not_applicable));
-  BOOST_TEST(lookup.why.find("attention-weights") != std::string::npos, lookup.why);
+  BOOST_TEST((torch.status == vl::Status::passed), torch.why);
+  BOOST_REQUIRE_EQUAL(torch.checks.size(), 2u);
+  BOOST_TEST(torch.checks[0].not_applicable.find("attention-weights") != std::string::npos, torch.checks[0].not_applicable);
+  BOOST_TEST(torch.checks[1].not_applicable.empty());
+  BOOST_TEST(torch.checks[1].name.find("read from the outputs") != std::string::npos, torch.checks[1].name);
+  for (const auto& ctl : torch.checks[1].controls) BOOST_TEST(ctl.rejected, ctl.name);
+  const auto& lookup = report.lessons[0].listings.at(0);
+  BOOST_TEST((lookup.status == vl::Status::passed), lookup.why);
+  // The cost of the formed score matrix is a claim about a matrix the fused kernel never forms.
+  const auto& cells = claim(report, "attention.score-cells");
+  BOOST_TEST((cells.status == vl::Status::not_applicable));
+  BOOST_TEST(cells.why.find("attention-weights") != std::string::npos, cells.why);
   BOOST_TEST((claim(report, "attention.convex-combination").status == vl::Status::passed));
   BOOST_TEST(report.ok());
   BOOST_TEST(report.failed() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_backend_without_weights_fails_through_its_outputs) {
+  // A fused backend whose outputs are off by 1e-6: the weights check cannot run, the outputs-only
+  // one can and fails, so the claim fails (one check not applicable never makes a claim N/A).
+  class Drifting : public vl::backends::Decorator {
+   public:
+    Drifting() : Decorator(vl::backends::find("fused"), "fused, outputs off by 1e-6") {}
+    using Decorator::attention;
+    vl::AttentionResult<double, 4> attention(const vl::backends::Tensor4<double>& q, const vl::backends::Tensor4<double>& k,
+                                             const vl::backends::Tensor4<double>& v, const vl::AttentionOptions<double>& o) const override {
+      auto r = base().attention(q, k, v, o);
+      r.output += 1e-6;
+      return r;
+    }
+  };
+  const auto report = audit(std::make_shared<Drifting>(), {"attention.matches-torch"});
+  const auto& torch = claim(report, "attention.matches-torch");
+  BOOST_TEST((torch.status == vl::Status::failed), vl::to_string(torch.status) << ": " << torch.why);
+  BOOST_TEST(torch.why.find("read from the outputs") != std::string::npos, torch.why);
 }
 
 BOOST_AUTO_TEST_CASE(an_audit_where_nothing_ran_is_not_a_pass) {

@@ -3,6 +3,7 @@
 
 #include "kernels/fused/fused_attention.hpp"
 #include "kernels/fused/linear_attention_fast.hpp"
+#include "kernels/reference/multi_head_attention.hpp"
 
 namespace vl::backends {
 
@@ -26,6 +27,14 @@ AttentionResult<double, 4> FusedBackend::attention(const Tensor4<double>& q, con
 AttentionResult<float, 4> FusedBackend::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
                                                   const AttentionOptions<float>& o) const {
   return fused<float>(*this, q, k, v, o);
+}
+MhaResult<double, 3> FusedBackend::multi_head_attention(const Tensor3& query, const Tensor3& key, const Tensor3& value,
+                                                       const MhaParameters<double>& p, std::size_t heads,
+                                                       const MhaOptions<double>& o) const {
+  if (o.need_weights) lacks(Need(Op::multi_head_attention, Option::weights), "the fused kernel never forms them");
+  const auto attend = [this](const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                             const AttentionOptions<double>& ao) { return fused<double>(*this, q, k, v, ao); };
+  return vl::multi_head_attention_over<double>(attend, query, key, value, p, heads, o);
 }
 Matrix FusedBackend::linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const {
   return vl::linear_attention_chunked_fast<double>(pq, pk, v, chunk);

@@ -1,8 +1,10 @@
 #pragma once
 // Backend `fused`: the kernels `lessons eval` runs. Attention is the fused, blocked kernel
 // (kernels/fused/fused_attention.hpp: the score matrix is never formed, so it has no weights);
-// linear attention is the BLAS chunked form (kernels/fused/linear_attention_fast.hpp). It has no
-// other operation: a claim that needs one is not applicable to it.
+// multi-head attention is torch's module over that kernel (the projections as the plain
+// backend's, kernels/reference/multi_head_attention.hpp; no weights either); linear attention is
+// the BLAS chunked form (kernels/fused/linear_attention_fast.hpp). It has no other operation: a
+// claim that needs one is not applicable to it.
 #include "backends/backend.hpp"
 
 namespace vl::backends {
@@ -11,17 +13,21 @@ class FusedBackend : public Backend {
  public:
   std::string name() const override { return "fused"; }
   std::string summary() const override {
-    return "the kernels `lessons eval` runs: fused blocked attention (no weights), BLAS chunked linear attention";
+    return "the kernels `lessons eval` runs: fused blocked attention and multi-head attention over it (no weights), "
+           "BLAS chunked linear attention";
   }
   bool ours() const override { return true; }
   bool supports(Need need) const override {
-    return need == Need(Op::attention) || need == Need(Op::linear_chunked);
+    return need == Need(Op::attention) || need == Need(Op::multi_head_attention) || need == Need(Op::linear_chunked);
   }
 
   AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
                                        const AttentionOptions<double>& o) const override;
   AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
                                       const AttentionOptions<float>& o) const override;
+  MhaResult<double, 3> multi_head_attention(const Tensor3& query, const Tensor3& key, const Tensor3& value,
+                                           const MhaParameters<double>& p, std::size_t heads,
+                                           const MhaOptions<double>& o) const override;
   Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
 };
 

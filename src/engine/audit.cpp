@@ -145,6 +145,10 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
   // they break our code, whatever backend is audited, and the audit of one of ours runs them.
   const bool our_code_on_another_backend = claim.subject == ClaimSubject::our_code && !backend.ours();
   r.status = Status::passed;
+  // A claim may have several checks (one that reads the weights, one that reads them from the
+  // outputs): it is judged by those that ran, and not applicable only when none could.
+  std::string first_not_applicable;
+  bool any_ran = false;
   for (const ClaimCheck* check : checks) {
     CheckResult c;
     c.name = check->name;
@@ -166,15 +170,14 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
         c.error = e.what();
       }
     }
+    any_ran = any_ran || (c.error.empty() && not_applicable.empty());
     if (!c.error.empty()) {
+      const std::string threw = fmt::format("check '{}' threw: {}", c.name, c.error);
+      r.why = r.status == Status::error ? r.why + "; " + threw : threw;  // every check's error, in order
       r.status = Status::error;
-      r.why = fmt::format("check '{}' threw: {}", c.name, c.error);
     } else if (!not_applicable.empty()) {
-      c.not_applicable = not_applicable;
-      if (r.status == Status::passed) {
-        r.status = Status::not_applicable;
-        r.why = not_applicable;
-      }
+      c.not_applicable = not_applicable;  // the claim is N/A only if no check of it ran (below)
+      if (first_not_applicable.empty()) first_not_applicable = not_applicable;
     } else if (!c.passed && (r.status == Status::passed || r.status == Status::not_applicable)) {
       r.status = Status::failed;
       r.why = fmt::format("check '{}' failed ({}): {}", c.name, judged(claim, c.measured), c.measured.detail);
@@ -196,6 +199,10 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
       c.controls.push_back(cr);
     }
     r.checks.push_back(c);
+  }
+  if (!any_ran && r.status == Status::passed && !first_not_applicable.empty()) {
+    r.status = Status::not_applicable;
+    r.why = first_not_applicable;
   }
   return r;
 }

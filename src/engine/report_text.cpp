@@ -8,10 +8,16 @@ namespace vl {
 
 namespace {
 
+// The first check that ran (a claim judged through its outputs-only check has a first that did not).
+const CheckResult* first_run(const ClaimResult& c) {
+  for (const auto& ch : c.checks)
+    if (ch.not_applicable.empty() && ch.error.empty()) return &ch;
+  return nullptr;
+}
+
 std::string measured(const ClaimResult& c) {
-  if (c.checks.empty() || !c.checks.front().not_applicable.empty()) return "-";
-  const auto& m = c.checks.front().measured;
-  return fmt::format("{:.3g}", m.value);
+  const CheckResult* ch = first_run(c);
+  return ch ? fmt::format("{:.3g}", ch->measured.value) : "-";
 }
 
 }  // namespace
@@ -45,6 +51,10 @@ void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
       fmt::print(out, "  {:<7} claim {:<40} measured {:>9}  tolerance {:<9} {}\n", tag, c.claim.id, measured(c),
                  c.claim.stated_bound(), controls_text);
       if (c.status != Status::passed) fmt::print(out, "          {}: {}\n", to_string(c.status), c.why);
+      if (c.status == Status::passed)  // judged by the checks that ran: say which could not
+        for (const auto& ch : c.checks)
+          if (!ch.not_applicable.empty())
+            fmt::print(out, "          judged by '{}'; '{}' not applicable: {}\n", first_run(c)->name, ch.name, ch.not_applicable);
       if (verbose)
         for (const auto& ch : c.checks) {
           fmt::print(out, "          check: {}: {}\n", ch.name, ch.not_applicable.empty() ? ch.measured.detail : "not applicable");

@@ -4,6 +4,7 @@
 //
 //   in   query (B, Sq, d), key and value (B, Sk, d), the module's parameters, the head count H, MhaOptions
 //   out  (B, Sq, d); with need_weights the per-head weights (B, H, Sq, Sk)
+//   options  weights (a backend may have multi-head attention without them)
 //   vl-candidate/1  request "mha": query key value in/out_proj_* [attn_mask key_padding_mask] → y [weights]
 #include <cstddef>
 #include <limits>
@@ -16,6 +17,7 @@
 
 #include "numeric/torch_mha_init.hpp"
 #include "ops/attention.hpp"
+#include "ops/option.hpp"
 #include "ops/tensors.hpp"
 
 namespace vl {
@@ -47,6 +49,13 @@ namespace vl::ops {
 struct MultiHeadAttention {
   static constexpr const char* name = "multi-head-attention";
   static constexpr const char* request = "mha";
+  static constexpr Option options[] = {Option::weights};
+
+  /// The option a call uses: the per-head weights when asked for (need_weights).
+  static Option option_used(const Tensor3&, const Tensor3&, const Tensor3&, const MhaParameters<double>&, std::size_t,
+                            const MhaOptions<double>& o) {
+    return o.need_weights ? Option::weights : Option::none;
+  }
 
   static std::vector<ResultShape> result_shapes(const MhaResult<double, 3>& r, const Tensor3& query, const Tensor3& key,
                                                 const Tensor3&, const MhaParameters<double>&, std::size_t heads,

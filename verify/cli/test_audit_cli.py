@@ -268,32 +268,42 @@ class Backends(unittest.TestCase):
         self.assertIn("plain (default):", r.stdout)
         self.assertIn("fused:", r.stdout)
         fused = r.stdout[r.stdout.index("fused:"):]
-        self.assertIn("operations: attention, linear-chunked", fused)
+        self.assertIn("operations: attention, multi-head-attention, linear-chunked", fused)
         self.assertIn("lacks:      attention-weights", fused)
+        self.assertIn("multi-head-attention-weights", fused)
 
     def test_fused_backend_reports_what_it_cannot_run(self):
+        # It has no backward: that claim is not applicable. It forms no weights: matches-torch is
+        # judged by its check that reads them from the outputs, and the report says which could not run.
         with tempfile.TemporaryDirectory() as d:
             j, x = os.path.join(d, "a.json"), os.path.join(d, "a.xml")
-            r = run("audit", "attention.matches-torch", "attention.convex-combination", "--backend", "fused", "--json", j,
+            r = run("audit", "attention.matches-torch", "attention.backward-fd", "--backend", "fused", "--json", j,
                     "--junit", x)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-            self.assertIn("N/A     claim attention.matches-torch", r.stdout)
+            self.assertIn("N/A     claim attention.backward-fd", r.stdout)
+            self.assertIn("not applicable: backend 'fused' has no attention-backward", r.stdout)
+            self.assertIn("PASS    claim attention.matches-torch", r.stdout)
             self.assertIn("not applicable: backend 'fused' has no attention-weights", r.stdout)
-            self.assertIn("PASS    claim attention.convex-combination", r.stdout)
+            self.assertIn("; the weights read from the outputs (one-hot values)'", r.stdout)
             self.assertIn("-- backend: fused (", r.stdout)
             self.assertEqual(r.stdout.splitlines()[-3], "1 passed, 0 failed, 1 not applicable")
             with open(j) as f:
                 report = json.load(f)
             self.assertEqual(report["not_applicable"], 1)
             self.assertTrue(report["provenance"]["backend"].startswith("fused"))
-            statuses = {c["id"]: c["status"] for c in report["lessons"][0]["claims"]}
-            self.assertEqual(statuses, {"attention.matches-torch": "not applicable", "attention.convex-combination": "passed"})
+            claims = {c["id"]: c for c in report["lessons"][0]["claims"]}
+            self.assertEqual({k: c["status"] for k, c in claims.items()},
+                             {"attention.matches-torch": "passed", "attention.backward-fd": "not applicable"})
+            checks = claims["attention.matches-torch"]["checks"]
+            self.assertIn("attention-weights", checks[0]["not_applicable"])
+            self.assertEqual(checks[1]["not_applicable"], "")
+            self.assertTrue(checks[1]["passed"])
             suite = ET.parse(x).getroot()
             self.assertEqual(suite.get("skipped"), "1")
             self.assertEqual(len(suite.findall(".//skipped")), 1)
 
     def test_nothing_applicable_is_said_and_fails(self):
-        r = run("audit", "attention.matches-torch", "--backend", "fused")
+        r = run("audit", "attention.backward-fd", "--backend", "fused")
         self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("-- nothing was checked: no claim or listing ran on backend fused", r.stdout)
         self.assertEqual(r.stdout.splitlines()[-1], "0 passed, 0 failed, 1 not applicable")

@@ -67,13 +67,13 @@ xt::xarray<M> attn_mask_4d(const xt::xarray<M>& m, std::size_t B, std::size_t H,
 
 }  // namespace detail
 
-/// Batched form: query (B, Sq, d), key and value (B, Sk, d). See the file comment.
-/// Throws std::invalid_argument when d is not divisible by num_heads, on inconsistent shapes, or
-/// on a mask of the wrong shape, with a message naming what is wrong.
-template <class T>
-MhaResult<T, 3> multi_head_attention(const xt::xtensor<T, 3>& query, const xt::xtensor<T, 3>& key,
-                                     const xt::xtensor<T, 3>& value, const MhaParameters<T>& p,
-                                     std::size_t num_heads, const MhaOptions<T>& o = {}) {
+/// Batched form over any scaled dot-product kernel: `attend(Q, K, V, AttentionOptions)` →
+/// AttentionResult<T, 4> on (B, H, S, dh) heads (attention.hpp's, or a fused kernel's, which
+/// returns no weights: then ask for none). See the file comment.
+template <class T, class Attend>
+MhaResult<T, 3> multi_head_attention_over(const Attend& attend, const xt::xtensor<T, 3>& query, const xt::xtensor<T, 3>& key,
+                                          const xt::xtensor<T, 3>& value, const MhaParameters<T>& p, std::size_t num_heads,
+                                          const MhaOptions<T>& o) {
   const std::size_t d = p.in_proj_weight.shape(1);
   if (num_heads == 0 || d % num_heads != 0) {
     throw std::invalid_argument(fmt::format("multi_head_attention: embed_dim d = {} is not divisible by num_heads = {} "
@@ -121,7 +121,7 @@ MhaResult<T, 3> multi_head_attention(const xt::xtensor<T, 3>& query, const xt::x
     for (std::size_t b = 0; b < B; ++b) xt::view(y, b) = detail::mha_project<T>(xt::view(x, b), p, which, d);
     return split_heads<T>(y, H);
   };
-  AttentionResult<T, 4> heads = attention<T>(project(query, 0, sq), project(key, 1, sk), project(value, 2, sk), ao);
+  AttentionResult<T, 4> heads = attend(project(query, 0, sq), project(key, 1, sk), project(value, 2, sk), ao);
 
   // Concatenate the heads and project: (Sq, d) W_oᵀ + b_o.
   const xt::xtensor<T, 3> concat = merge_heads<T>(heads.output);
@@ -134,6 +134,20 @@ MhaResult<T, 3> multi_head_attention(const xt::xtensor<T, 3>& query, const xt::x
   }
   if (o.need_weights) r.weights = std::move(heads.weights);
   return r;
+}
+
+/// Batched form: query (B, Sq, d), key and value (B, Sk, d), over attention.hpp's kernel.
+/// Throws std::invalid_argument when d is not divisible by num_heads, on inconsistent shapes, or
+/// on a mask of the wrong shape, with a message naming what is wrong.
+template <class T>
+MhaResult<T, 3> multi_head_attention(const xt::xtensor<T, 3>& query, const xt::xtensor<T, 3>& key,
+                                     const xt::xtensor<T, 3>& value, const MhaParameters<T>& p,
+                                     std::size_t num_heads, const MhaOptions<T>& o = {}) {
+  const auto reference = [](const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k, const xt::xtensor<T, 4>& v,
+                            const AttentionOptions<T>& ao) {
+    return attention<T>(q, k, v, ao);
+  };
+  return multi_head_attention_over<T>(reference, query, key, value, p, num_heads, o);
 }
 
 /// Unbatched form: query (Sq, d), key and value (Sk, d) → output (Sq, d), weights (H, Sq, Sk).

@@ -1,6 +1,7 @@
 // Lesson attention: the registration table (the sections are in attention_<section>.cpp).
 #include "backends/backend.hpp"
 #include "lessons/attention/attention.hpp"
+#include "lessons/outputs_only.hpp"
 
 namespace vl::lessons::attention {
 
@@ -10,13 +11,18 @@ Lesson lesson() {
   l.spec_file = "specs/attention.md";
   l.listings = {
       {"attention.lookup", "vl::lessons::attention::listing_lookup", listing_lookup,
-       {backends::Op::attention, {backends::Op::attention, backends::Option::weights}}},
+       {backends::Op::attention}},  // the weights from the outputs where the backend forms none
       {"attention.scale", "vl::lessons::attention::listing_scale", listing_scale},
       {"attention.heads", "vl::lessons::attention::listing_heads", listing_heads},
       {"attention.cost", "vl::lessons::attention::listing_cost", listing_cost},
   };
   for (auto section : {lookup_checks, scale_checks, heads_checks, gradient_checks, cost_checks, fused_checks})
     for (auto& check : section()) l.checks.push_back(std::move(check));
+  // The claims about the weights, judged also through the outputs alone (lessons/outputs_only.hpp).
+  for (const char* id : {"attention.weights-distribution", "attention.matches-torch", "attention.mha-matches-torch",
+                         "attention.fixture-causal"})
+    for (std::size_t i = 0, n = l.checks.size(); i < n; ++i)
+      if (l.checks[i].claim_id == id) l.checks.push_back(outputs_only(l.checks[i]));
   return l;
 }
 

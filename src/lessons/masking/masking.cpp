@@ -17,6 +17,7 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/backend.hpp"
+#include "backends/weights_from_outputs.hpp"
 #include "kernels/reference/causal_mask.hpp"
 #include "kernels/reference/multi_head_attention.hpp"
 #include "numeric/numpy_random.hpp"
@@ -55,7 +56,10 @@ std::string python_str_list(const std::vector<std::string>& items) {
 // [masking.main]
 ListingOutput listing_main(const ListingContext& ctx) {
   const std::size_t d = 16, h = 4, n = 8, changed_from = 5;
-  const backends::Backend& mha_of = ctx.implementation();  // the audited backend's nn.MultiheadAttention
+  // The audited backend's nn.MultiheadAttention; its weights read from its outputs where it forms none.
+  const auto from_outputs = backends::WeightsFromOutputs::over(ctx.implementation());
+  const backends::Backend& mha_of = ctx.implementation().supports({backends::Op::multi_head_attention, backends::Option::weights})
+                                        ? ctx.implementation() : *from_outputs;
   torch_rng::Generator gen(0);  // torch.manual_seed(0)
   const MhaParameters<double> mha = torch_rng::mha_init<double>(gen, d, h);
   const xt::xtensor<bool, 2> causal = causal_blocked(n, n);  // triu(ones, diagonal=1): true = blocked

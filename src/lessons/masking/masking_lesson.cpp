@@ -5,6 +5,7 @@
 #include "backends/registry.hpp"
 #include "lessons/masking/masking.hpp"
 #include "lessons/masking/masking_broken_backends.hpp"
+#include "lessons/outputs_only.hpp"
 
 namespace vl::lessons::masking {
 
@@ -86,6 +87,12 @@ Lesson lesson() {
   l.checks.push_back({"masking.float16-bound", "float16 storage vs float64: |O16 − O64| within the bound derived from u = 2^-11",
                       float16_bound,
                       {broken_backend("float16 softmax without the max shift (exp overflows)", no_shift)}});
+
+  // The claims about the weights, judged also through the outputs alone (lessons/outputs_only.hpp).
+  for (const char* id : {"masking.masked-weights-zero", "masking.first-position-self", "masking.padding-ignored",
+                         "masking.fully-masked-row-zero", "masking.mha-fully-masked-row"})
+    for (std::size_t i = 0, n = l.checks.size(); i < n; ++i)
+      if (l.checks[i].claim_id == id) l.checks.push_back(outputs_only(l.checks[i]));
   return l;
 }
 
