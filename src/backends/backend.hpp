@@ -19,6 +19,7 @@
 #include <xtensor/xtensor.hpp>
 #include <xtensor/xview.hpp>
 
+#include "numeric/precision.hpp"
 #include "ops/all.hpp"
 
 /// In a class derived from Backend: one operation's `override` declaration.
@@ -60,6 +61,8 @@ class Backend {
   virtual bool ours() const { return false; }
   /// Has the operation, or the option of it (an Op converts to the need of the operation itself).
   virtual bool supports(Need need) const = 0;
+  /// The precisions it computes in (backends/in_precision.hpp judges it in each): float64 unless it says more.
+  virtual std::vector<Precision> precisions() const { return {Precision::float64}; }
 
   // Every operation (ops/all.hpp), virtual; the defaults throw Unsupported.
 #define VL_DECLARE_VIRTUAL(OP, R, NAME, PARAMETERS, ARGUMENTS) virtual R NAME PARAMETERS const;
@@ -84,6 +87,7 @@ class Decorator : public Backend {
   std::string summary() const override { return name_ + " (over " + base_->name() + ")"; }
   bool ours() const override { return base_->ours(); }
   bool supports(Need need) const override { return base_->supports(need); }
+  std::vector<Precision> precisions() const override { return base_->precisions(); }
 
   VL_OPERATIONS(VL_NO_OP, VL_DECLARE_OVERRIDE)
 

@@ -17,6 +17,7 @@ class FusedBackend : public Backend {
            "BLAS chunked linear attention";
   }
   bool ours() const override { return true; }
+  std::vector<Precision> precisions() const override { return {Precision::float64, Precision::float32}; }
   bool supports(Need need) const override {
     return need == Need(Op::attention) || need == Need(Op::multi_head_attention) || need == Need(Op::linear_chunked);
   }

@@ -11,6 +11,7 @@ class PlainBackend : public Backend {
   std::string name() const override { return "plain"; }
   std::string summary() const override { return "our reference kernels: the score matrix formed, every operation"; }
   bool ours() const override { return true; }
+  std::vector<Precision> precisions() const override { return {Precision::float64, Precision::float32}; }
   bool supports(Need) const override { return true; }
 
   VL_OPERATIONS(VL_NO_OP, VL_DECLARE_OVERRIDE)  // every operation: ops/all.hpp

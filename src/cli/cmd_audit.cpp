@@ -1,4 +1,5 @@
 // lessons audit: the conformance audit; lessons accept: the review step for generated goldens.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -32,6 +33,7 @@ std::filesystem::path resolve_root(const std::string& root) {
 struct AuditArgs {
   std::vector<std::string> select;
   std::string root, json, junit, backend = "plain", candidate;
+  std::vector<std::string> dtypes;
   double candidate_timeout = 60;
   bool update = false, verbose = false;
 };
@@ -41,6 +43,14 @@ void audit(const AuditArgs& args) {
   options.root = resolve_root(args.root);
   options.select = args.select;
   options.update = args.update;
+  if (!args.dtypes.empty()) {
+    options.precisions.clear();
+    for (const auto& name : args.dtypes) {
+      const auto p = precision_named(name);
+      if (!p) throw InputError(fmt::format("--dtype {}: not a precision (float64, float32, bfloat16, float16)", name));
+      if (std::find(options.precisions.begin(), options.precisions.end(), *p) == options.precisions.end()) options.precisions.push_back(*p);
+    }
+  }
   if (!args.candidate.empty()) {
     if (!(args.candidate_timeout > 0) || args.candidate_timeout > 86400)
       throw InputError(fmt::format("--candidate-timeout {}: give a number of seconds above 0 (and at most a day)", args.candidate_timeout));
@@ -137,6 +147,9 @@ void add_audit_command(CLI::App& app) {
   cmd->add_option("--root", args->root, "Checkout holding specs/ and reference_outputs/ (default: this repository)");
   cmd->add_option("--backend", args->backend, "The implementation to judge: every claim it can run (see lessons backends)")
       ->capture_default_str();
+  cmd->add_option("--dtype", args->dtypes,
+                  "Judge each claim about the computation in these precisions (float64, float32, bfloat16, float16; "
+                  "default float64): the backend computes in each, with the spec's tolerance there (tolerance-float32: ...)");
   cmd->add_option("--candidate", args->candidate,
                   "Judge an external implementation: a command speaking vl-candidate/1 (docs/candidates.md), "
                   "e.g. 'python3 adapters/numpy_reference.py'");

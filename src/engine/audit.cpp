@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "backends/registry.hpp"
+#include "backends/in_precision.hpp"
 #include "backends/shape_checked.hpp"
 #include "core/errors.hpp"
 #include "engine/golden_manifest.hpp"
@@ -111,9 +112,12 @@ ControlResult run_control(const Claim& claim, const ClaimCheck& check, const Neg
   ControlResult cr;
   cr.name = control.name;
   try {
-    const backends::ShapeChecked broken(control.backend ? control.backend : backends::plain());
-    const CheckContext ctx{control.backend ? static_cast<const backends::Backend&>(broken) : audited.backend, audited.goldens,
-                           audited.settled_failing};
+    // In another precision the broken backend computes in it too (its float32 operations broken alike).
+    const auto broken = backends::computing_in(audited.precision, std::make_shared<backends::ShapeChecked>(
+                                                                      control.backend ? control.backend : backends::plain()));
+    if (!broken) throw std::runtime_error(fmt::format("it does not compute in {}", to_string(audited.precision)));
+    const CheckContext ctx{control.backend ? *broken : audited.backend, audited.goldens, audited.settled_failing,
+                           audited.precision};
     const Measurement m = control.backend ? check.run(ctx) : control.run(ctx);
     cr.rejected = !passes(claim, m);
     cr.value = m.value;
@@ -131,16 +135,17 @@ ControlResult run_control(const Claim& claim, const ClaimCheck& check, const Neg
 }
 
 ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& checks, const backends::Backend& backend,
-                      const std::filesystem::path& goldens) {
+                      const std::filesystem::path& goldens, Precision precision = Precision::float64) {
   ClaimResult r;
   r.claim = claim;
+  r.precision = precision;
   if (checks.empty()) {
     r.status = Status::untested;
     r.why = "no check verifies this claim";
     return r;
   }
   // The engine's comparison, for a check that may end a sweep once a partial value fails.
-  const CheckContext ctx{backend, goldens, [&claim](double v) { return !passes(claim, Measurement{v, {}}); }};
+  const CheckContext ctx{backend, goldens, [&claim](double v) { return !passes(claim, Measurement{v, {}}); }, precision};
   // A claim about our code is not applicable to another backend, and neither are its controls:
   // they break our code, whatever backend is audited, and the audit of one of ours runs them.
   const bool our_code_on_another_backend = claim.subject == ClaimSubject::our_code && !backend.ours();
@@ -187,7 +192,11 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
       r.why = fmt::format("check '{}' has no negative control", c.name);
     }
     static const std::vector<NegativeControl> kNoControls;
-    for (const auto& control : our_code_on_another_backend ? kNoControls : check->controls) {
+    // In another precision, a check that could not run runs no controls either (they need the
+    // same operation in that precision); in float64 they run, to show the check can fail.
+    const bool skip_controls = our_code_on_another_backend || (precision != Precision::float64 && !c.error.empty()) ||
+                               (precision != Precision::float64 && !not_applicable.empty());
+    for (const auto& control : skip_controls ? kNoControls : check->controls) {
       ControlResult cr = run_control(claim, *check, control, ctx);
       if (!cr.error.empty() && r.status != Status::error) {
         r.status = Status::error;
@@ -205,6 +214,39 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
     r.why = first_not_applicable;
   }
   return r;
+}
+
+// A claim judged in precision p: its tolerance there, the backend computing in p; not judged
+// (untested, which fails) where the spec states no tolerance for p, N/A where it says the claim
+// cannot hold in p or the backend does not compute in p.
+ClaimResult claim_in(const Claim& claim, const std::vector<const ClaimCheck*>& checks, const backends::Backend& backend,
+                     const std::filesystem::path& goldens, Precision p) {
+  if (p == Precision::float64) return run_claim(claim, checks, backend, goldens);
+  ClaimResult r;
+  r.claim = claim;
+  r.precision = p;
+  const auto t = claim.tolerance_in(p);
+  if (!t) {
+    r.status = Status::untested;
+    r.why = fmt::format("the spec states no {} tolerance for it (tolerance-{}: a bound derived from u = {}, or n/a: why)",
+                        to_string(p), to_string(p), unit_roundoff(p));
+    return r;
+  }
+  if (!t->not_applicable.empty()) {
+    r.claim = claim.in(p);
+    r.status = Status::not_applicable;
+    r.why = fmt::format("not in {}: {}", to_string(p), t->not_applicable);
+    return r;
+  }
+  // The audited backend is held by the audit for the whole run: an owning pointer is not needed.
+  const auto in_p = backends::computing_in(p, std::shared_ptr<const backends::Backend>(std::shared_ptr<const backends::Backend>(), &backend));
+  if (!in_p) {
+    r.claim = claim.in(p);
+    r.status = Status::not_applicable;
+    r.why = fmt::format("backend '{}' does not compute in {}", backend.name(), to_string(p));
+    return r;
+  }
+  return run_claim(claim.in(p), checks, *in_p, goldens, p);
 }
 
 ArrayResult compare_array(const std::filesystem::path& golden_dir, const ArrayGolden& golden,
@@ -360,12 +402,16 @@ LessonResult audit_lesson(const Lesson& lesson, const AuditOptions& options, con
     std::vector<const ClaimCheck*> checks;
     for (const auto& c : lesson.checks)
       if (c.claim_id == claim.id) checks.push_back(&c);
-    const auto start = std::chrono::steady_clock::now();
-    r.claims.push_back(run_claim(claim, checks, backend, options.root / "reference_outputs"));
-    r.claims.back().seconds = seconds_since(start);
+    for (Precision p : options.precisions) {
+      if (p != Precision::float64 && claim.subject == ClaimSubject::our_code) continue;  // our code is judged as it runs
+      const auto start = std::chrono::steady_clock::now();
+      r.claims.push_back(claim_in(claim, checks, backend, options.root / "reference_outputs", p));
+      r.claims.back().seconds = seconds_since(start);
+    }
   }
+  const bool float64 = std::find(options.precisions.begin(), options.precisions.end(), Precision::float64) != options.precisions.end();
   for (const auto& ls : spec.listings) {
-    if (!selected(options.select, lesson.id, ls.id)) continue;
+    if (!float64 || !selected(options.select, lesson.id, ls.id)) continue;  // a listing prints what the lesson's program did
     const auto it = std::find_if(lesson.listings.begin(), lesson.listings.end(), [&](auto& l) { return l.id == ls.id; });
     const auto start = std::chrono::steady_clock::now();
     r.listings.push_back(run_listing(ls, it == lesson.listings.end() ? nullptr : &*it, spec,

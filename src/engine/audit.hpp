@@ -28,6 +28,9 @@ struct AuditOptions {
   std::shared_ptr<const backends::Backend> backend;  // the implementation judged; null = plain
   std::vector<std::string> select;     // lesson, listing or claim ids; empty = everything
   bool update = false;                 // write <golden>.received for generated goldens that differ
+  /// The precisions each claim about the computation is judged in (`--dtype`); the listings and
+  /// the claims about our own code run when float64 is among them.
+  std::vector<Precision> precisions = {Precision::float64};
 };
 
 struct ControlResult {
@@ -53,7 +56,8 @@ enum class Status { passed, failed, vacuous, untested, error, not_applicable };
 std::string to_string(Status status);
 
 struct ClaimResult {
-  Claim claim;
+  Claim claim;                         // as judged in `precision` (its tolerance there)
+  Precision precision = Precision::float64;
   Status status = Status::untested;
   std::vector<CheckResult> checks;
   std::string why;                     // for a status other than passed

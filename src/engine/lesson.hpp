@@ -15,6 +15,7 @@
 
 #include <xtensor/xarray.hpp>
 
+#include "numeric/precision.hpp"
 #include "ops/all.hpp"  // Need: what a listing needs of a backend
 
 namespace vl {
@@ -66,6 +67,10 @@ struct CheckContext {
   const backends::Backend& backend;
   std::filesystem::path goldens;  // reference_outputs/ of the audited root
   std::function<bool(double)> settled_failing = [](double) { return false; };
+  /// The precision the backend computes in (backends/in_precision.hpp: it rounds the check's
+  /// inputs once to it). A check whose reference is a float64 golden of unrounded inputs compares
+  /// in another precision with our plain float64 kernel on the rounded inputs instead.
+  Precision precision = Precision::float64;
 };
 using CheckFn = std::function<Measurement(const CheckContext&)>;
 

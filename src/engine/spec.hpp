@@ -9,11 +9,13 @@
 //   ```output <id>      the listing's documented output, verbatim
 //   ```rules <id>       comparison rules of the lines/numbers of that output that are not exact
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/comparison_rule.hpp"
+#include "numeric/precision.hpp"
 
 namespace vl {
 
@@ -53,11 +55,27 @@ std::string to_string(Comparison c);  // "<=", "<", ">=", ">", "==" (the engine 
 /// One claim of a lesson. `tolerance` is the number the engine compares the check's measured
 /// value with (an absolute error, a bound, ...), in the direction `compare` names; "none" is a
 /// pass/fail property, judged by the conditions the check reports (Measurement::unmet) alone.
+/// A claim's tolerance in a precision other than float64 (spec: `tolerance-float32: 2e-6`), or
+/// why the claim cannot hold there (`tolerance-float16: n/a: <reason>`).
+struct PrecisionTolerance {
+  std::optional<double> tolerance;  // absent with not_applicable
+  std::string tolerance_text;
+  std::string not_applicable;       // the reason, for "n/a: <reason>"
+  int line = 0;
+};
+
 struct Claim {
   std::string id;
   ClaimKind kind = ClaimKind::invariant;
-  std::optional<double> tolerance;
+  std::optional<double> tolerance;     // in float64 (the spec's `tolerance:`)
   std::string tolerance_text;
+  std::map<Precision, PrecisionTolerance> in_precision;  // `tolerance-<precision>:` lines
+  /// Its tolerance in precision p: float64's for float64; the stated one for another; float64's
+  /// when that is 0 or none (a property that holds bit for bit, or pass/fail, holds so in every
+  /// precision); else nothing (the spec states none: the claim cannot be judged there).
+  std::optional<PrecisionTolerance> tolerance_in(Precision p) const;
+  /// The claim as judged in p: its tolerance replaced by tolerance_in(p) (which must be stated).
+  Claim in(Precision p) const;
   std::optional<Comparison> compare;  // present exactly when tolerance is a number
   /// The comparison and tolerance as the spec states them: "<= 1e-12", ">= 1e-3", "none".
   std::string stated_bound() const;

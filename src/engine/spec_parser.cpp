@@ -49,6 +49,23 @@ std::string to_string(Comparison c) {
   return "?";
 }
 
+std::optional<PrecisionTolerance> Claim::tolerance_in(Precision p) const {
+  if (p != Precision::float64) {
+    if (const auto it = in_precision.find(p); it != in_precision.end()) return it->second;
+    if (tolerance && *tolerance != 0) return std::nullopt;
+  }
+  return PrecisionTolerance{tolerance, tolerance_text, "", where.line};
+}
+
+Claim Claim::in(Precision p) const {
+  Claim c = *this;
+  if (const auto t = tolerance_in(p); t && t->not_applicable.empty()) {
+    c.tolerance = t->tolerance;
+    c.tolerance_text = t->tolerance_text;
+  }
+  return c;
+}
+
 std::string Claim::stated_bound() const {
   return compare ? fmt::format("{} {}", to_string(*compare), tolerance_text) : tolerance_text;
 }
@@ -401,9 +418,27 @@ class Parser {
     c.where = at(open);
     std::size_t compare_line = open;
     for (const auto& [key, v] :
-         fields(open, body, {"id", "kind", "tolerance", "compare", "statement", "source", "subject", "terms"})) {
+         fields(open, body, {"id", "kind", "tolerance", "tolerance-float32", "tolerance-bfloat16", "tolerance-float16", "compare",
+                             "statement", "source", "subject", "terms"})) {
       const auto& [value, index] = v;
       if (key == "id") c.id = value;
+      else if (key.rfind("tolerance-", 0) == 0) {
+        PrecisionTolerance t;
+        t.line = int(index) + 1;
+        t.tolerance_text = value;
+        if (value.rfind("n/a:", 0) == 0) {
+          t.not_applicable = trim(value.substr(4));
+          if (t.not_applicable.empty()) fail(index, fmt::format("'{}: n/a:' gives no reason", key));
+        } else {
+          std::size_t used = 0;
+          double x = -1;
+          try { x = std::stod(value, &used); } catch (const std::exception&) { used = 0; }
+          if (used != value.size() || !(x >= 0) || !std::isfinite(x))
+            fail(index, fmt::format("{} '{}' is not a non-negative number or 'n/a: <reason>'", key, value));
+          t.tolerance = x;
+        }
+        c.in_precision[*precision_named(key.substr(10))] = t;
+      }
       else if (key == "statement") c.statement = value;
       else if (key == "source") c.source = value;
       else if (key == "kind") {
@@ -449,6 +484,9 @@ class Parser {
     if (c.tolerance && !c.compare)
       fail(open, fmt::format("claim '{}' has a tolerance but no 'compare:' (<=, <, >=, > or ==: how its measured value must "
                              "stand to {})", c.id, c.tolerance_text));
+    if (!c.tolerance && !c.in_precision.empty())
+      fail(open, fmt::format("claim '{}' has 'tolerance: none' and a tolerance per precision: a pass/fail property holds or "
+                             "fails alike in every precision", c.id));
     if (!c.tolerance && c.compare)
       fail(compare_line, fmt::format("claim '{}' has 'tolerance: none' and a 'compare:': a pass/fail property has no number to "
                                      "compare with", c.id));

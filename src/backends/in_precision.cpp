@@ -1,0 +1,93 @@
+// A backend judged in float32 (see in_precision.hpp).
+#include "backends/in_precision.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <xtensor/xarray.hpp>
+
+namespace vl::backends {
+
+namespace {
+
+template <class To, class From, std::size_t N>
+xt::xtensor<To, N> as(const xt::xtensor<From, N>& x) {
+  return xt::cast<To>(x);  // double → float: one IEEE rounding, to nearest even; float → double: exact
+}
+
+// The options in float32: the scale, additive mask and softcap rounded like the inputs.
+AttentionOptions<float> in_float32(const Backend& b, const AttentionOptions<double>& o) {
+  if (o.round) b.lacks(Need(Op::attention, Option::storage_rounding), "an emulated storage format runs in float64 only");
+  AttentionOptions<float> f;
+  if (o.scale) f.scale = float(*o.scale);
+  f.causal = o.causal;
+  f.alignment = o.alignment;
+  f.allowed = o.allowed;
+  if (o.bias) f.bias = xt::xarray<float>(xt::cast<float>(*o.bias));
+  f.softcap = float(o.softcap);
+  f.return_weights = o.return_weights;
+  f.kv_lengths = o.kv_lengths;
+  f.left_window = o.left_window;
+  f.right_window = o.right_window;
+  f.first_query = o.first_query;
+  f.return_scores = o.return_scores;
+  return f;
+}
+
+}  // namespace
+
+std::shared_ptr<const Backend> computing_in(Precision p, std::shared_ptr<const Backend> backend) {
+  const auto has = backend->precisions();
+  if (std::find(has.begin(), has.end(), p) == has.end()) return nullptr;
+  if (p == Precision::float64) return backend;
+  if (p == Precision::float32) return std::make_shared<InFloat32>(std::move(backend));
+  return nullptr;  // bfloat16, float16: not yet through this interface
+}
+
+InFloat32::InFloat32(std::shared_ptr<const Backend> base) : base_(std::move(base)) {}
+std::string InFloat32::name() const { return base_->name(); }
+std::string InFloat32::summary() const { return base_->summary() + ", in float32"; }
+
+bool InFloat32::supports(Need need) const {
+  const bool float32 = need.op == Op::attention || need.op == Op::attention_backward || need.op == Op::linear_family;
+  return float32 && need.option != Option::storage_rounding && base_->supports(need);
+}
+
+std::string InFloat32::lacking(Need need, const std::string& why) const {
+  return fmt::format("backend '{}' has no {} in float32{}", base_->name(), to_string(need), why.empty() ? "" : " (" + why + ")");
+}
+
+AttentionResult<double, 4> InFloat32::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                                const AttentionOptions<double>& o) const {
+  const AttentionResult<float, 4> r = base_->attention(as<float>(q), as<float>(k), as<float>(v), in_float32(*this, o));
+  return {as<double>(r.output), as<double>(r.weights), as<double>(r.scores)};
+}
+
+AttentionGradients<double, 4> InFloat32::attention_backward(const Tensor4<double>& q, const Tensor4<double>& k,
+                                                            const Tensor4<double>& v, const Tensor4<double>& d_out,
+                                                            const AttentionOptions<double>& o) const {
+  const AttentionGradients<float, 4> g =
+      base_->attention_backward(as<float>(q), as<float>(k), as<float>(v), as<float>(d_out), in_float32(*this, o));
+  return {as<double>(g.dq), as<double>(g.dk), as<double>(g.dv)};
+}
+
+FamilyResult<double> InFloat32::linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const {
+  FamilyInputs<float> f{as<float>(in.q), as<float>(in.k), as<float>(in.v), as<float>(in.g), as<float>(in.beta), std::nullopt};
+  if (in.past) f.past = as<float>(*in.past);
+  const FamilyResult<float> r = base_->linear_family(f, o);
+  return {as<double>(r.o), as<double>(r.state)};
+}
+
+AttentionResult<float, 4> InFloat32::attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                               const AttentionOptions<float>& o) const {
+  return base_->attention(q, k, v, o);
+}
+AttentionGradients<float, 4> InFloat32::attention_backward(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                                           const Tensor4<float>& d_out, const AttentionOptions<float>& o) const {
+  return base_->attention_backward(q, k, v, d_out, o);
+}
+FamilyResult<float> InFloat32::linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const {
+  return base_->linear_family(in, o);
+}
+
+}  // namespace vl::backends

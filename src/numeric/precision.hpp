@@ -1,0 +1,32 @@
+#pragma once
+// The floating-point formats a claim can be judged in, their unit round-off u and the rounding
+// of a double to each (IEEE 754's round to nearest, ties to even, once, straight from double).
+//
+//   precision   significand bits   u        largest finite   smallest subnormal
+//   float64     53                 2⁻⁵³     1.8e308          2⁻¹⁰⁷⁴
+//   float32     24                 2⁻²⁴     3.4e38           2⁻¹⁴⁹
+//   bfloat16     8                 2⁻⁸      3.4e38           2⁻¹³³
+//   float16     11                 2⁻¹¹     65504            2⁻²⁴
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vl {
+
+enum class Precision { float64, float32, bfloat16, float16 };
+
+inline constexpr Precision kAllPrecisions[] = {Precision::float64, Precision::float32, Precision::bfloat16, Precision::float16};
+
+/// "float64", "float32", "bfloat16", "float16": the names of the specs, the CLI and vl-candidate/1.
+std::string to_string(Precision p);
+/// The precision of that name, or nothing.
+std::optional<Precision> precision_named(const std::string& name);
+
+/// The unit round-off u: half the distance from 1 to the next number of the format.
+double unit_roundoff(Precision p);
+
+/// `x` rounded to the nearest number of the format (ties to even), as a double: what storing it
+/// in a tensor of that dtype does. Overflow gives ±∞; NaN stays NaN.
+double round_to(Precision p, double x);
+
+}  // namespace vl
