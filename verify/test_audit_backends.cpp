@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include <xtensor/xview.hpp>
 
@@ -121,6 +122,63 @@ BOOST_AUTO_TEST_CASE(a_backend_without_weights_fails_through_its_outputs) {
   const auto& torch = claim(report, "attention.matches-torch");
   BOOST_TEST((torch.status == vl::Status::failed), vl::to_string(torch.status) << ": " << torch.why);
   BOOST_TEST(torch.why.find("read from the outputs") != std::string::npos, torch.why);
+}
+
+BOOST_AUTO_TEST_CASE(a_precision_judges_the_backend_computing_in_it) {
+  // Plain's float64 attention, and a float32 attention whose outputs are 1.5 times too large:
+  // the float64 audit passes it, the float32 audit fails it (InFloat32 runs the float32 operation).
+  class Float32Unnormalised : public vl::backends::Decorator {
+   public:
+    Float32Unnormalised() : Decorator(vl::backends::plain(), "float32 unnormalised") {}
+    bool ours() const override { return false; }
+    using Decorator::attention;
+    vl::AttentionResult<float, 4> attention(const vl::backends::Tensor4<float>& q, const vl::backends::Tensor4<float>& k,
+                                            const vl::backends::Tensor4<float>& v, const vl::AttentionOptions<float>& o) const override {
+      auto r = base().attention(q, k, v, o);
+      r.output *= 1.5f;
+      r.weights *= 1.5f;
+      return r;
+    }
+  };
+  const auto backend = std::make_shared<Float32Unnormalised>();
+  vl::AuditOptions options;
+  options.root = VL_SOURCE_DIR;
+  options.select = {"attention.convex-combination", "attention.matches-torch", "attention.score-std"};
+  options.backend = backend;
+  options.precisions = {vl::Precision::float64, vl::Precision::float32};
+  const auto report = vl::run_audit({vl::lessons::attention::lesson()}, options);
+  std::map<std::pair<std::string, vl::Precision>, const vl::ClaimResult*> by;
+  for (const auto& c : report.lessons.at(0).claims) by[{c.claim.id, c.precision}] = &c;
+  const auto* f64 = by.at({"attention.convex-combination", vl::Precision::float64});
+  const auto* f32 = by.at({"attention.convex-combination", vl::Precision::float32});
+  BOOST_TEST((f64->status == vl::Status::passed), f64->why);
+  BOOST_TEST((f32->status == vl::Status::failed), f32->why);
+  BOOST_TEST(f32->claim.stated_bound() == "<= 1.1e-6");
+  // matches-torch states no float32 tolerance (yet): untested there, which fails, naming the line.
+  const auto* torch32 = by.at({"attention.matches-torch", vl::Precision::float32});
+  BOOST_TEST((torch32->status == vl::Status::untested));
+  BOOST_TEST(torch32->why.find("tolerance-float32") != std::string::npos, torch32->why);
+  // A claim about our code is judged once, as our code runs, not per precision.
+  BOOST_TEST(by.count({"attention.score-std", vl::Precision::float32}) == 0u);
+  BOOST_TEST(!report.ok());
+}
+
+BOOST_AUTO_TEST_CASE(a_backend_that_computes_in_float64_only_is_not_applicable_in_float32) {
+  vl::AuditOptions options;
+  options.root = VL_SOURCE_DIR;
+  options.select = {"attention.weights-distribution"};
+  options.backend = std::make_shared<Foreign>();  // plain underneath, but declaring float64 only
+  struct Float64Only : vl::backends::Decorator {
+    Float64Only() : Decorator(std::make_shared<Foreign>(), "float64 only") {}
+    std::vector<vl::Precision> precisions() const override { return {vl::Precision::float64}; }
+  };
+  options.backend = std::make_shared<Float64Only>();
+  options.precisions = {vl::Precision::float32};
+  const auto report = vl::run_audit({vl::lessons::attention::lesson()}, options);
+  const auto& c = report.lessons.at(0).claims.at(0);
+  BOOST_TEST((c.status == vl::Status::not_applicable), c.why);
+  BOOST_TEST(c.why.find("does not compute in float32") != std::string::npos, c.why);
+  BOOST_TEST(report.lessons.at(0).listings.empty());  // listings print what the lesson's program did: float64 audits only
 }
 
 BOOST_AUTO_TEST_CASE(an_audit_where_nothing_ran_is_not_a_pass) {

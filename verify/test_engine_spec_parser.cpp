@@ -138,6 +138,33 @@ BOOST_AUTO_TEST_CASE(parses_and_refuses_the_comparison) {
   expect_error(replace(kGood, "compare: <=", "compare: <=\ncompare: <"), 16, "field 'compare' given twice");
 }
 
+BOOST_AUTO_TEST_CASE(parses_a_tolerance_per_precision) {
+  using vl::Precision;
+  const vl::Claim plain = vl::parse_spec(write_spec(kGood)).claims[0];
+  BOOST_TEST(plain.tolerance_in(Precision::float64)->tolerance.value() == 1e-12);
+  BOOST_TEST(!plain.tolerance_in(Precision::float32));  // 1e-12 is not 0: float32 must be stated
+  const vl::Claim c = vl::parse_spec(write_spec(replace(kGood, "tolerance: 1e-12\n",
+      "tolerance: 1e-12\ntolerance-float32: 2e-6\ntolerance-float16: n/a: an identity of float64 only\n"))).claims[0];
+  BOOST_TEST(c.tolerance_in(Precision::float32)->tolerance.value() == 2e-6);
+  BOOST_TEST(c.in(Precision::float32).tolerance.value() == 2e-6);
+  BOOST_TEST(c.in(Precision::float32).stated_bound() == "<= 2e-6");
+  BOOST_TEST(c.tolerance_in(Precision::float16)->not_applicable == "an identity of float64 only");
+  BOOST_TEST(!c.tolerance_in(Precision::bfloat16));
+  // Bit for bit holds bit for bit in every precision.
+  const vl::Claim exact = vl::parse_spec(write_spec(replace(replace(kGood, "tolerance: 1e-12", "tolerance: 0"), "compare: <=", "compare: =="))).claims[0];
+  for (Precision p : vl::kAllPrecisions) BOOST_TEST(exact.tolerance_in(p)->tolerance.value() == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(refuses_a_bad_tolerance_per_precision) {
+  expect_error(replace(kGood, "tolerance: 1e-12\n", "tolerance: 1e-12\ntolerance-float32: small\n"), 15,
+               "tolerance-float32 'small' is not a non-negative number or 'n/a: <reason>'");
+  expect_error(replace(kGood, "tolerance: 1e-12\n", "tolerance: 1e-12\ntolerance-float32: inf\n"), 15, "not a non-negative number");
+  expect_error(replace(kGood, "tolerance: 1e-12\n", "tolerance: 1e-12\ntolerance-float16: n/a:\n"), 15, "gives no reason");
+  expect_error(replace(kGood, "tolerance: 1e-12\n", "tolerance: 1e-12\ntolerance-float8: 1\n"), 15, "unknown field 'tolerance-float8'");
+  expect_error(replace(replace(kGood, "tolerance: 1e-12\n", "tolerance: none\ntolerance-float32: 1e-6\n"), "compare: <=\n", ""), 11,
+               "a pass/fail property holds or fails alike in every precision");
+}
+
 BOOST_AUTO_TEST_CASE(refuses_output_for_unknown_listing_and_unterminated_blocks) {
   expect_error(replace(replace(kGood, "```output demo.main", "```output demo.other"), "```rules demo.main", "```rules demo.other"),
                25, "output block for unknown listing 'demo.other'");
