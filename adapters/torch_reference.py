@@ -168,4 +168,4 @@ if __name__ == "__main__":
         "mha": mha,
         "positional_encoding": positional_encoding,
         "linear_attention": linear_attention,
-    }, attrs=["kv_lengths", "window", "first_query"])
+    }, attrs=["kv_lengths", "window", "first_query"], dtypes=["float64", "float32"])

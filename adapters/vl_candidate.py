@@ -58,10 +58,12 @@ def _answer(request, ops):
     return {"id": rid, "ok": True}
 
 
-def serve(name, ops, attrs=()):
+def serve(name, ops, attrs=(), dtypes=None):
     """Answer vl-candidate/1 requests on stdin until it ends. ops: request op -> function;
     attrs: the optional attrs the functions implement (the hello lists them: "kv_lengths",
-    "window", "first_query"; the suite sends none that is not listed)."""
+    "window", "first_query"; the suite sends none that is not listed); dtypes: the precisions
+    the functions compute in, in the inputs' own dtype ("float64", "float32", ...; None: the
+    hello lists none, and the suite sends float64 only)."""
     out = sys.stdout
     sys.stdout = sys.stderr  # print() in an adapter must not corrupt the protocol
     for line in sys.stdin:
@@ -76,6 +78,8 @@ def serve(name, ops, attrs=()):
                 reply = _answer(request, ops)
                 if reply is None:
                     reply = {"id": request.get("id"), "ok": True, "name": name, "ops": sorted(ops), "attrs": sorted(attrs)}
+                    if dtypes is not None:
+                        reply["dtypes"] = list(dtypes)
             except Exception as e:  # reported to the suite, never a silent pass
                 traceback.print_exc(file=sys.stderr)
                 reply = {"id": request.get("id"), "ok": False, "error": f"{type(e).__name__}: {e}"}

@@ -1,6 +1,7 @@
 // Backend `candidate` (candidate_backend.hpp): each operation is one vl-candidate/1 request.
 #include "backends/candidate_backend.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -50,6 +51,9 @@ class CandidateBackend::Request {
     const auto path = dir_ / (name + ".npy");
     npy::save(path, a);
     inputs_[name] = path.string();
+    // The precision of the request, for a candidate whose hello listed "dtypes" (the arrays say it too).
+    if constexpr (!std::is_same_v<T, bool>)
+      if (b_.lists_dtypes_) attrs["dtype"] = dtype_name<T>();
   }
   void output(const std::string& name) { outputs_[name] = (dir_ / (name + "_out.npy")).string(); }
   json attrs = json::object();
@@ -197,6 +201,21 @@ void CandidateBackend::start() const {
   if (r.contains("attrs") && r["attrs"].is_array())
     for (const auto& a : r["attrs"])
       if (a.is_string()) self.attrs_.insert(a.get<std::string>());
+  // The precisions it computes in: absent = float64 only (every candidate before "dtypes" keeps its verdicts).
+  self.dtypes_ = {Precision::float64};
+  self.lists_dtypes_ = r.contains("dtypes");
+  if (self.lists_dtypes_) {
+    if (!r["dtypes"].is_array())
+      throw CandidateError(fmt::format("{}: the hello's \"dtypes\" is not a list of precisions: '{}'", who, r["dtypes"].dump()));
+    self.dtypes_.clear();
+    for (const auto& d : r["dtypes"]) {
+      const auto p = d.is_string() ? precision_named(d.get<std::string>()) : std::nullopt;
+      if (!p)
+        throw CandidateError(fmt::format("{}: the hello's \"dtypes\" lists {}, not one of float64, float32, bfloat16, float16", who,
+                                         d.dump()));
+      if (std::find(self.dtypes_.begin(), self.dtypes_.end(), *p) == self.dtypes_.end()) self.dtypes_.push_back(*p);
+    }
+  }
 }
 
 std::string CandidateBackend::stderr_tail() const {

@@ -48,6 +48,8 @@ class CandidateBackend : public Backend {
   std::string name() const override { return name_; }
   std::string summary() const override;
   bool supports(Need need) const override;
+  /// The precisions its hello listed ("dtypes": [...]); float64 when it lists none.
+  std::vector<Precision> precisions() const override { return dtypes_; }
   std::string lacking(Need need, const std::string& why) const override;
 
   VL_OPERATIONS(VL_NO_OP, VL_DECLARE_OVERRIDE)  // every operation (ops/all.hpp): those the protocol carries are requests
@@ -72,6 +74,8 @@ class CandidateBackend : public Backend {
   std::string name_ = "candidate";
   std::set<std::string> ops_;              // what the hello listed
   std::set<std::string> attrs_;            // the optional attrs it listed (kv_lengths, window, first_query)
+  std::vector<Precision> dtypes_ = {Precision::float64};  // the precisions its hello listed ("dtypes"; absent: float64)
+  bool lists_dtypes_ = false;              // its hello had "dtypes": requests then say theirs ("dtype" attr)
   mutable std::mutex mutex_;
   mutable std::unique_ptr<CandidateProcess> process_;
   mutable int next_id_ = 1;

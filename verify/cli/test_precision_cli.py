@@ -21,6 +21,65 @@ def audit(*args):
     return subprocess.run([LESSONS, "audit", "--root", SOURCE, *args], capture_output=True, text=True, timeout=600)
 
 
+ADAPTERS = os.path.join(SOURCE, "adapters")
+
+# A candidate as a user writes one: the NumPy adapter's attention, its hello listing DTYPES
+# (None: no "dtypes" at all, a candidate written before them); with UPCAST its float32 outputs
+# are computed in float64 and written as float64 (the protocol's error: another dtype than asked).
+CANDIDATE = """
+import sys
+sys.path.insert(0, {adapters!r})
+import numpy as np
+import numpy_reference as ref
+from vl_candidate import serve
+def attention(inputs, attrs, wanted):
+    if {upcast!r} and inputs["q"].dtype == np.float32:
+        out = ref.attention({{k: v.astype(np.float64) for k, v in inputs.items()}}, attrs, wanted)
+        import vl_candidate
+        vl_candidate._dtype_of = lambda inputs: np.dtype(np.float64)
+        return out
+    return ref.attention(inputs, attrs, wanted)
+serve("user-candidate", {{"attention": attention}}, dtypes={dtypes!r})
+"""
+
+
+def candidate(d, dtypes, upcast=False):
+    path = os.path.join(d, "candidate.py")
+    with open(path, "w") as f:
+        f.write(CANDIDATE.format(adapters=ADAPTERS, dtypes=dtypes, upcast=upcast))
+    return f"/usr/bin/python3 {path}"
+
+
+class Candidates(unittest.TestCase):
+    def test_a_candidate_without_dtypes_is_judged_in_float64_only(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = audit("attention.convex-combination", "--dtype", "float64", "float32", "--candidate", candidate(d, None))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("PASS    claim attention.convex-combination   ", r.stdout)
+        self.assertIn("N/A     claim attention.convex-combination [float32]", r.stdout)
+        self.assertIn("backend 'user-candidate' does not compute in float32", r.stdout)
+
+    def test_a_candidate_listing_float32_is_judged_in_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = audit("attention.convex-combination", "--dtype", "float32", "--candidate", candidate(d, ["float64", "float32"]))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("PASS    claim attention.convex-combination [float32]", r.stdout)
+
+    def test_a_reply_in_another_dtype_is_an_error_naming_the_request(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = audit("attention.convex-combination", "--dtype", "float32", "--candidate",
+                      candidate(d, ["float64", "float32"], upcast=True))
+        self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("ERROR   claim attention.convex-combination [float32]", r.stdout)
+        self.assertRegex(r.stdout, r"request \d+ \(attention\): output 'y' is float64; the inputs are float32")
+
+    def test_a_hello_with_an_unknown_dtype_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = audit("attention.convex-combination", "--candidate", candidate(d, ["float64", "float8"]))
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn('the hello\'s "dtypes" lists "float8", not one of float64, float32, bfloat16, float16', r.stderr)
+
+
 class Float32(unittest.TestCase):
     def judged(self, backend, minimum):
         with tempfile.TemporaryDirectory() as d:
