@@ -26,16 +26,29 @@ def die(message):
     sys.exit(2)
 
 
-def load(path):
+def load_all(path):
+    """One implementation per precision the audit judged: (name, claims, provenance, listings),
+    the name "NAME" in float64 and "NAME [float32]" in another precision (`lessons audit --dtype`)."""
     try:
         with open(path) as f:
             r = json.load(f)
         name = r["provenance"]["backend"].split(" (", 1)[0]
-        claims = {c["id"]: c for lesson in r["lessons"] for c in lesson["claims"]}
+        by_precision = {}
+        for lesson in r["lessons"]:
+            for c in lesson["claims"]:
+                by_precision.setdefault(c.get("precision", "float64"), {})[c["id"]] = c
         listings = {li["id"]: li for lesson in r["lessons"] for li in lesson["listings"]}
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         die(f"{path}: not an audit JSON ({type(e).__name__}: {e})")
-    return name, claims, r["provenance"], listings
+    if not by_precision:
+        by_precision["float64"] = {}
+    return [(name if p == "float64" else f"{name} [{p}]", claims, r["provenance"], listings if p == "float64" else {})
+            for p, claims in by_precision.items()]
+
+
+def load(path):
+    """The audit's float64 implementation (or its first precision)."""
+    return load_all(path)[0]
 
 
 def measured(claim):
@@ -81,7 +94,9 @@ def page(audits):
            "Every claim about the computation, run against each implementation with the spec's tolerance "
            "(`lessons audit --json`; [Auditing your own attention](@ref candidates) says how to add yours). A cell is the verdict and the "
            "check's measured value (compared with the tolerance); N/A: the implementation lacks the operation or "
-           "an option of it, or vl-candidate/1 cannot carry it.", "",
+           "an option of it, or vl-candidate/1 cannot carry it. A column NAME [float32] judges the implementation "
+           "computing in float32 (`lessons audit --dtype float32`), with the spec's float32 tolerance (the column "
+           "shows the float64 one); UNTESTED there: the spec states no float32 tolerance for that claim yet.", "",
            "| claim | tolerance | " + " | ".join(names) + " |",
            "| --- | --- | " + " | ".join("---" for _ in names) + " |"]
     for cid in order:
@@ -100,9 +115,14 @@ def page(audits):
     out += ["", "## Where an implementation departs from the lesson", ""]
     any_departure = False
     for name, claims, _, _ in audits:
+        unstated = [cid for cid in order if claims.get(cid, {}).get("status") == "untested" and " [" in name]
+        if unstated:  # a precision whose tolerance the spec does not state yet: one line, not one per claim
+            any_departure = True
+            out.append(f"- **{name}**: not judged on {len(unstated)} claims whose spec states no tolerance in this "
+                       f"precision yet (UNTESTED, which fails the audit): " + ", ".join(f"`{cid}`" for cid in unstated))
         for cid in order:
             c = claims.get(cid)
-            if c and c["status"] not in ("passed", "not applicable"):
+            if c and c["status"] not in ("passed", "not applicable") and cid not in unstated:
                 any_departure = True
                 out.append(f"- **{name}**, `{cid}` ({VERDICT.get(c['status'], c['status'])}): the claim says: "
                            f"{escape(statements[cid])} The audit found: {escape(c['why'])}")
@@ -125,7 +145,7 @@ def main():
     ap.add_argument("audits", nargs="+", help="audit JSON files, one per implementation, in column order")
     ap.add_argument("--out", required=True, help="the Markdown page to write (its folder must exist)")
     a = ap.parse_args()
-    text = page([load(p) for p in a.audits])
+    text = page([impl for p in a.audits for impl in load_all(p)])
     folder = os.path.dirname(os.path.abspath(a.out))
     if not os.path.isdir(folder):
         die(f"--out {a.out}: its folder does not exist")

@@ -32,9 +32,12 @@ class ConformanceError(Exception):
 
 def implementations(source: Path):
     """(name, the audit's arguments after `lessons audit --root SOURCE`) in column order."""
-    return [("fused", ["--backend", "fused"]),
-            ("numpy", ["--candidate", f"{PYTHON} {source / 'adapters' / 'numpy_reference.py'}"]),
-            ("torch", ["--candidate", f"{PYTHON} {source / 'adapters' / 'torch_reference.py'}"])]
+    numpy = ["--candidate", f"{PYTHON} {source / 'adapters' / 'numpy_reference.py'}"]
+    torch = ["--candidate", f"{PYTHON} {source / 'adapters' / 'torch_reference.py'}"]
+    float32 = ["--dtype", "float32"]  # the claims about the computation, each implementation computing in float32
+    return [("fused", ["--backend", "fused"]), ("numpy", numpy), ("torch", torch),
+            ("plain-float32", float32), ("fused-float32", ["--backend", "fused", *float32]),
+            ("numpy-float32", [*numpy, *float32]), ("torch-float32", [*torch, *float32])]
 
 
 def check_audit(name, path: Path, status=None, log=""):
@@ -86,15 +89,15 @@ def write_conformance_page(lessons, source: Path, out: Path, pages: Path, plain_
     for name in ["plain"] + [n for n, _ in implementations(source)]:
         log = (folder / f"audit-{name}.log").read_text() if (folder / f"audit-{name}.log").exists() else ""
         check_audit(name, paths[name], running.get(name), log)
-        audits.append(conformance_matrix.load(str(paths[name])))
+        audits += conformance_matrix.load_all(str(paths[name]))
     text = conformance_matrix.page(audits)
     commands = {"plain": "lessons audit --backend plain", **{n: "lessons audit " + " ".join(
         f'"{a}"' if " " in a else a for a in args) for n, args in implementations(source)}}
     text += ("\n## What ran\n\n"
              f"Built by `docs/build_docs.py` from this build's audits (none is a committed snapshot): commit "
              f"{audits[0][2].get('commit', '?')}, {audits[0][2].get('date', '?')}; the adapters on {versions()}.\n\n"
-             + "".join(f"- **{audit[0]}**: `{commands[name]} --json`\n"
-                       for name, audit in zip(["plain"] + [n for n, _ in implementations(source)], audits)))
+             + "".join(f"- **{name}**: `{commands[name]} --json`\n"
+                       for name in ["plain"] + [n for n, _ in implementations(source)]))
     page = pages / "conformance.md"
     page.write_text(text)
     return page
