@@ -17,6 +17,7 @@
 #include "kernels/reference/matmul.hpp"
 #include "lessons/attention/attention.hpp"
 #include "lessons/attention/attention_common.hpp"
+#include "lessons/attention_error_bound.hpp"
 #include "numeric/compare.hpp"
 #include "numeric/numpy_format.hpp"
 
@@ -216,33 +217,65 @@ xt::xarray<double> as_case_shape(xt::xarray<double> golden) {
   return golden;
 }
 
-Measurement matches_torch(const CheckContext& ctx) {
+// The fifth case: no option inert (the cases above keep scale = 1/√D, one kv head per query
+// head, no additive mask, no softcap): a candidate that drops any of them fails here.
+SdpaCase option_case() {
+  numpy::Generator rng(14);
+  SdpaCase s{"GQA 4 query heads over 2, scale 0.3, softcap 5, additive mask, bottom-right causal 4 × 6",
+             draw4(rng, {1, 4, 4, 5}), draw4(rng, {1, 2, 6, 5}), draw4(rng, {1, 2, 6, 3}), {}, "sdpa_gqa.out.npy", "sdpa_gqa.w.npy"};
+  s.options.bias = xt::xarray<double>(rng.standard_normal(4, 6));
+  s.options.scale = 0.3;
+  s.options.softcap = 5.0;
+  s.options.causal = true;
+  s.options.alignment = CausalAlignment::bottom_right;
+  return s;
+}
+
+// In a precision other than float64: the backend computes on inputs rounded once to it
+// (backends/in_precision.hpp); the reference is our plain kernel in float64 on the same rounded
+// inputs, and the measure is the error over its bound (lessons/attention_error_bound.hpp), for the
+// output and for the weights (their bound: the output's with max|v| = 1).
+Measurement matches_reference_in(const CheckContext& ctx, const std::vector<SdpaCase>& cases) {
+  const double u = unit_roundoff(ctx.precision);
+  auto rounded = [&](const Tensor4<double>& x) -> Tensor4<double> {
+    Tensor4<double> r = x;
+    for (double& e : r) e = round_to(ctx.precision, e);
+    return r;
+  };
   double worst = 0;
   std::vector<std::string> parts;
-  for (const SdpaCase& c : sdpa_cases()) {
+  for (const SdpaCase& c : cases) {
+    SdpaCase in = c;
+    in.q = rounded(c.q), in.k = rounded(c.k), in.v = rounded(c.v);
+    if (in.options.scale) in.options.scale = round_to(ctx.precision, *in.options.scale);
+    if (in.options.bias)
+      for (double& e : *in.options.bias) e = round_to(ctx.precision, e);
+    in.options.softcap = round_to(ctx.precision, in.options.softcap);
+    const auto r = ctx.backend.attention(in.q, in.k, in.v, with_weights(in.options));
+    const auto ref = backends::plain()->attention(in.q, in.k, in.v, with_weights(in.options));
+    const double bound = attention_error_bound(in.q, in.k, in.v, in.options, u);
+    const double vmax = xt::amax(xt::abs(in.v))();
+    const double o = max_abs_diff(r.output, ref.output) / bound, w = max_abs_diff(r.weights, ref.weights) / (bound / vmax);
+    worst = std::max({worst, o, w});
+    parts.push_back(fmt::format("{}: output {:.2e} of its bound {:.2e}, weights {:.2e} of theirs", c.name, o, bound, w));
+  }
+  if (std::isnan(worst)) worst = kInf;
+  return {worst, fmt::format("largest error over its bound, against our float64 kernel on the inputs rounded to {}: {:.3f}; {}",
+                             to_string(ctx.precision), worst, fmt::join(parts, "; "))};
+}
+
+Measurement matches_torch(const CheckContext& ctx) {
+  std::vector<SdpaCase> cases = sdpa_cases();
+  cases.push_back(option_case());
+  if (ctx.precision != Precision::float64) return matches_reference_in(ctx, cases);
+  double worst = 0;
+  std::vector<std::string> parts;
+  for (const SdpaCase& c : cases) {
     const auto r = ctx.backend.attention(c.q, c.k, c.v, with_weights(c.options));
     const double o = max_abs_diff(r.output, as_case_shape(load_golden(ctx.goldens, c.out_golden)));
     const double w = max_abs_diff(r.weights, as_case_shape(load_golden(ctx.goldens, c.w_golden)));
     worst = std::max({worst, o, w});
     parts.push_back(fmt::format("{}: output {:.2e}, weights {:.2e}", c.name, o, w));
-  }
-  {
-    // A case where no option is inert (the cases above keep scale = 1/√D, one kv head per query
-    // head, no additive mask, no softcap): a candidate that drops any of them fails here.
-    numpy::Generator rng(14);
-    const Tensor4<double> q = draw4(rng, {1, 4, 4, 5}), k = draw4(rng, {1, 2, 6, 5}), v = draw4(rng, {1, 2, 6, 3});
-    AttentionOptions<double> o;
-    o.bias = xt::xarray<double>(rng.standard_normal(4, 6));
-    o.scale = 0.3;
-    o.softcap = 5.0;
-    o.causal = true;
-    o.alignment = CausalAlignment::bottom_right;
-    const auto r = ctx.backend.attention(q, k, v, with_weights(o));
-    const double out = max_abs_diff(r.output, load_golden(ctx.goldens, "sdpa_gqa.out.npy"));
-    const double w = max_abs_diff(r.weights, load_golden(ctx.goldens, "sdpa_gqa.w.npy"));
-    worst = std::max({worst, out, w});
-    parts.push_back(fmt::format("GQA 4 query heads over 2, scale 0.3, softcap 5, additive mask, bottom-right causal 4 × 6: "
-                                "output {:.2e}, weights {:.2e}", out, w));
   }
   return {worst, fmt::format("max |ours − torch| {:.2e}; {}", worst, fmt::join(parts, "; "))};
 }
@@ -300,16 +333,15 @@ class WithSoftmax : public AttentionBreak<WithSoftmax> {
   BrokenSoftmax bug_;
 };
 
-// Attention with scale 1 whatever the options say.
-class ScaleRemoved : public backends::Decorator {
+// Attention with scale 1 whatever the options say (both precisions: attention_break.hpp).
+class ScaleRemoved : public AttentionBreak<ScaleRemoved> {
  public:
-  ScaleRemoved() : Decorator(backends::plain(), "scale removed") {}
-  using Decorator::attention;
-  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                       const AttentionOptions<double>& o) const override {
-    AttentionOptions<double> broken = o;
-    broken.scale = 1.0;
-    return base().attention(q, k, v, broken);
+  ScaleRemoved() : AttentionBreak(backends::plain(), "scale removed") {}
+  template <class T>
+  AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const {
+    AttentionOptions<T> without = o;
+    without.scale = T(1);
+    return base().attention(q, k, v, without);
   }
 };
 
@@ -317,29 +349,28 @@ class ScaleRemoved : public backends::Decorator {
 // only matches-torch's fifth case makes count.
 enum class OptionBug { explicit_scale_ignored, additive_mask_ignored, softcap_ignored, groups_interleaved };
 
-class OptionDropped : public backends::Decorator {
+class OptionDropped : public AttentionBreak<OptionDropped> {
  public:
-  OptionDropped(OptionBug bug, const std::string& name) : Decorator(backends::plain(), name), bug_(bug) {}
-  using Decorator::attention;
-  AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                                       const AttentionOptions<double>& o) const override {
-    AttentionOptions<double> broken = o;
+  OptionDropped(OptionBug bug, const std::string& name) : AttentionBreak(backends::plain(), name), bug_(bug) {}
+  template <class T>
+  AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const {
+    AttentionOptions<T> dropped = o;
     switch (bug_) {
-      case OptionBug::explicit_scale_ignored: broken.scale.reset(); break;
-      case OptionBug::additive_mask_ignored: broken.bias.reset(); break;
-      case OptionBug::softcap_ignored: broken.softcap = 0; break;
+      case OptionBug::explicit_scale_ignored: dropped.scale.reset(); break;
+      case OptionBug::additive_mask_ignored: dropped.bias.reset(); break;
+      case OptionBug::softcap_ignored: dropped.softcap = 0; break;
       case OptionBug::groups_interleaved: {  // query head h reads kv head h mod Hkv, not h / (Hq / Hkv)
         const std::size_t hq = q.shape(1), hkv = k.shape(1);
-        Tensor4<double> kk = xt::zeros<double>({k.shape(0), hq, k.shape(2), k.shape(3)});
-        Tensor4<double> vv = xt::zeros<double>({v.shape(0), hq, v.shape(2), v.shape(3)});
+        Tensor4<T> kk = xt::zeros<T>({k.shape(0), hq, k.shape(2), k.shape(3)});
+        Tensor4<T> vv = xt::zeros<T>({v.shape(0), hq, v.shape(2), v.shape(3)});
         for (std::size_t h = 0; h < hq; ++h) {
           xt::view(kk, xt::all(), h) = xt::view(k, xt::all(), h % hkv);
           xt::view(vv, xt::all(), h) = xt::view(v, xt::all(), h % hkv);
         }
-        return base().attention(q, kk, vv, broken);
+        return base().attention(q, kk, vv, dropped);
       }
     }
-    return base().attention(q, k, v, broken);
+    return base().attention(q, k, v, dropped);
   }
 
  private:
