@@ -19,6 +19,7 @@
 #include "backends/backend.hpp"
 #include "backends/weights_from_outputs.hpp"
 #include "kernels/reference/causal_mask.hpp"
+#include "lessons/attention_error_bound.hpp"
 #include "kernels/reference/multi_head_attention.hpp"
 #include "numeric/numpy_random.hpp"
 #include "numeric/torch_mha_init.hpp"
@@ -230,6 +231,17 @@ Measurement prefix_unchanged(const CheckContext& ctx) {
       .require(unmasked_all_moved, "without a mask an output did not move: the inputs could not show a leak");
 }
 
+double agreement_unit(const CheckContext& ctx, const Inputs& in) {
+  if (ctx.precision == Precision::float64) return 1;
+  auto rounded = [&](Tensor4<double> x) {
+    for (double& e : x) e = round_to(ctx.precision, e);
+    return x;
+  };
+  AttentionOptions<double> causal_pass;
+  causal_pass.causal = true;
+  return 2 * attention_error_bound(rounded(in.q), rounded(in.k), rounded(in.v), causal_pass, unit_roundoff(ctx.precision));
+}
+
 Measurement one_pass_equals_decoding(const CheckContext& ctx) {
   // Row t of one causal pass over the whole sequence vs. decoding step t: query t alone over the
   // keys and values 0 … t (a KV cache), with the causal mask bottom-right for Sq = 1, Sk = t + 1.
@@ -238,17 +250,19 @@ Measurement one_pass_equals_decoding(const CheckContext& ctx) {
   std::size_t steps = 0;
   for (const Case& c : kCases) {
     const Inputs in = draw_inputs(c.b, c.h, c.s, c.s, c.d, 500 + c.s);
+    const double unit = agreement_unit(ctx, in);
     const auto full = ctx.backend.attention(in.q, in.k, in.v, causal());
     for (std::size_t t = 0; t < c.s; ++t) {
       const Tensor4<double> q = positions(in.q, t, t + 1), k = positions(in.k, 0, t + 1), v = positions(in.v, 0, t + 1);
       const auto step = ctx.backend.attention(q, k, v, causal(CausalAlignment::bottom_right));
-      const double diff = max_abs_diff(positions(full.output, t, t + 1), step.output);
+      const double diff = max_abs_diff(positions(full.output, t, t + 1), step.output) / unit;
       if (diff > worst) { worst = diff; where = fmt::format("S={}, step {}", c.s, t); }
       ++steps;
     }
   }
   return {worst,
-          fmt::format("max |one pass − token by token| = {:.2e} over {} decoding steps (worst: {})", worst, steps, where)};
+          fmt::format("max |one pass − token by token|{} = {:.2e} over {} decoding steps (worst: {})", unit_words(ctx), worst, steps,
+                      where)};
 }
 
 Measurement alignment(const CheckContext& ctx) {
@@ -259,19 +273,20 @@ Measurement alignment(const CheckContext& ctx) {
   for (const Case& c : kCases) {
     if (c.s < 3) continue;
     const Inputs in = draw_inputs(c.b, c.h, c.s, c.s, c.d, 600 + c.s);
+    const double unit = agreement_unit(ctx, in);
     const auto full = ctx.backend.attention(in.q, in.k, in.v, causal());
     for (std::size_t r : {std::size_t(1), c.s / 2, c.s - 1}) {
       const Tensor4<double> last = positions(in.q, c.s - r, c.s), first = positions(in.q, 0, r);
       const auto br = ctx.backend.attention(last, in.k, in.v, causal(CausalAlignment::bottom_right));
       const auto tl = ctx.backend.attention(first, in.k, in.v, causal(CausalAlignment::top_left));
-      const double d_br = max_abs_diff(positions(full.output, c.s - r, c.s), br.output);
-      const double d_tl = max_abs_diff(positions(full.output, 0, r), tl.output);
+      const double d_br = max_abs_diff(positions(full.output, c.s - r, c.s), br.output) / unit;
+      const double d_tl = max_abs_diff(positions(full.output, 0, r), tl.output) / unit;
       if (d_br > worst) { worst = d_br; where = fmt::format("last {} of {} queries, bottom-right", r, c.s); }
       if (d_tl > worst) { worst = d_tl; where = fmt::format("first {} of {} queries, top-left", r, c.s); }
     }
   }
   return {worst,
-          fmt::format("max |query block − rows of the full causal pass| = {:.2e} (worst: {})", worst, where)};
+          fmt::format("max |query block − rows of the full causal pass|{} = {:.2e} (worst: {})", unit_words(ctx), worst, where)};
 }
 
 Measurement padding_ignored(const CheckContext& ctx) {

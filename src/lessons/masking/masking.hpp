@@ -6,6 +6,7 @@
 // `allowed` (true = may attend) for the key-padding and other boolean masks. The broken
 // variants it must reject are backends too (masking_broken_backends.hpp).
 #include <cstdint>
+#include <string>
 
 #include <xtensor/xview.hpp>
 
@@ -27,6 +28,16 @@ struct Inputs {
   Tensor4<double> q, k, v;
 };
 Inputs draw_inputs(std::size_t b, std::size_t h, std::size_t sq, std::size_t sk, std::size_t d, std::uint64_t seed);
+
+/// What a difference between two of the backend's own results for the same rows (one causal pass,
+/// and the same rows by decoding, by a query block, through a cache) is measured in: 1 in float64
+/// (the spec's absolute tolerance), else twice the derived bound of attention in that precision on
+/// these inputs (lessons/attention_error_bound.hpp; each result within it of the exact rows).
+double agreement_unit(const CheckContext& ctx, const Inputs& in);
+/// "" in float64; " over twice its float32 bound" in another precision: what agreement_unit divides by.
+inline std::string unit_words(const CheckContext& ctx) {
+  return ctx.precision == Precision::float64 ? "" : " over twice its " + to_string(ctx.precision) + " bound";
+}
 
 /// The seed article's listing 5: its two printed lines, and the module's arrays (our kernels;
 /// it reads no golden).

@@ -23,6 +23,7 @@ Measurement cache_decoding(const CheckContext& ctx) {
   std::size_t steps = 0;
   for (const Size& c : {Size{1, 1, 8, 4}, Size{2, 3, 13, 8}, Size{1, 2, 32, 8}}) {
     const Inputs in = draw_inputs(c.b, c.h, c.s, c.s, c.d, 900 + c.s), padding = draw_inputs(c.b, c.h, c.s, c.s, c.d, 950 + c.s);
+    const double unit = agreement_unit(ctx, in);
     AttentionOptions<double> one_pass;
     one_pass.causal = true;
     const auto full = ctx.backend.attention(in.q, in.k, in.v, one_pass);
@@ -44,7 +45,7 @@ Measurement cache_decoding(const CheckContext& ctx) {
         const auto b = ctx.backend.attention(q, kb, vb, external);
         const Tensor4<double> want = positions(full.output, t, e);
         for (const auto& [got, how] : {std::pair{&a.output, "past_key"}, std::pair{&b.output, "nonpad_kv_seqlen"}}) {
-          const double diff = max_abs_diff(want, *got);
+          const double diff = max_abs_diff(want, *got) / unit;
           if (diff > worst) {
             worst = diff;
             where = fmt::format("S={}, tokens {}…{}, {}", c.s, t, e - 1, how);
@@ -55,8 +56,8 @@ Measurement cache_decoding(const CheckContext& ctx) {
     }
   }
   return {worst,
-          fmt::format("max |one pass − decoding through a cache| = {:.2e} over {} chunks, each through past_key and "
-                      "nonpad_kv_seqlen (worst: {})", worst, steps, where)};
+          fmt::format("max |one pass − decoding through a cache|{} = {:.2e} over {} chunks, each through past_key and "
+                      "nonpad_kv_seqlen (worst: {})", unit_words(ctx), worst, steps, where)};
 }
 
 }  // namespace vl::lessons::masking
