@@ -225,6 +225,13 @@ ClaimResult claim_in(const Claim& claim, const std::vector<const ClaimCheck*>& c
   ClaimResult r;
   r.claim = claim;
   r.precision = p;
+  // The audited backend is held by the audit for the whole run: an owning pointer is not needed.
+  const auto in_p = backends::computing_in(p, std::shared_ptr<const backends::Backend>(std::shared_ptr<const backends::Backend>(), &backend));
+  if (!in_p) {  // first: a float64 candidate keeps its verdicts, N/A in float32 whatever the spec states
+    r.status = Status::not_applicable;
+    r.why = fmt::format("backend '{}' does not compute in {}", backend.name(), to_string(p));
+    return r;
+  }
   const auto t = claim.tolerance_in(p);
   if (!t) {
     r.status = Status::untested;
@@ -236,14 +243,6 @@ ClaimResult claim_in(const Claim& claim, const std::vector<const ClaimCheck*>& c
     r.claim = claim.in(p);
     r.status = Status::not_applicable;
     r.why = fmt::format("not in {}: {}", to_string(p), t->not_applicable);
-    return r;
-  }
-  // The audited backend is held by the audit for the whole run: an owning pointer is not needed.
-  const auto in_p = backends::computing_in(p, std::shared_ptr<const backends::Backend>(std::shared_ptr<const backends::Backend>(), &backend));
-  if (!in_p) {
-    r.claim = claim.in(p);
-    r.status = Status::not_applicable;
-    r.why = fmt::format("backend '{}' does not compute in {}", backend.name(), to_string(p));
     return r;
   }
   return run_claim(claim.in(p), checks, *in_p, goldens, p);

@@ -68,8 +68,10 @@ struct CheckContext {
   std::filesystem::path goldens;  // reference_outputs/ of the audited root
   std::function<bool(double)> settled_failing = [](double) { return false; };
   /// The precision the backend computes in (backends/in_precision.hpp: it rounds the check's
-  /// inputs once to it). A check whose reference is a float64 golden of unrounded inputs compares
-  /// in another precision with our plain float64 kernel on the rounded inputs instead.
+  /// inputs once to it). A check that compares with something of the inputs reads them rounded
+  /// likewise (first-position-self's v_0); one whose reference is a float64 golden of unrounded
+  /// inputs compares in another precision with our plain float64 kernel on the rounded inputs
+  /// (matches-torch), or judges agreement within the derived bound (masking's agreement claims).
   Precision precision = Precision::float64;
 };
 using CheckFn = std::function<Measurement(const CheckContext&)>;

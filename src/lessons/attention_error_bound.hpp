@@ -4,17 +4,25 @@
 // implementation by, where in float64 they compare with torch's goldens (specs/attention.md,
 // "In float32").
 //
-//   δ = γ_{D+2} · max_{b,h,i,j} (|scale|·Σ_t |q_it k_jt| + |bias_ij|)   (+ 3u·c with a softcap c)
-//       every score's error: a dot product of D terms, the scale and the additive mask
-//   |y − y_exact| ≤ ((e^{2δ} − 1) + (2·Sk + 6)·u) · max|v|              per output
+//   L = max_{b,h,i,j} (|scale|·Σ_t |q_it k_jt| + |bias_ij|)      the largest score magnitude
+//   δ = γ_{D+6}·L (+ 5u·c with a softcap c)                       every score's error: a dot product
+//       of D terms, the scale (the default 1/√D rounded too), the mask, and the subtraction of
+//       the row maximum (2u·L); tanh, its quotient and product with a softcap
+//   |y − y_exact| ≤ ((e^{2δ} − 1) + (2κ + 2·Sk + 4)·u) · max|v|,  κ = 5
 //       a weight's relative change under score errors of at most δ is at most e^{2δ} − 1; the
-//       exponentials, their sum of Sk terms, the division and the Sk-term product W V add the rest
-//
+//       exponentials (within κ = 5 units of u: our float32 exp's 2.5 ulp, attention.exp-float32;
+//       libm's are within 1 ulp), their sum of Sk terms, the division by it, and the Sk-term
+//       product W V add the rest. First order in u (terms in u² dropped), worst case (no
+//       probabilistic argument). It assumes the weights are divided by their computed row sum
+//       (torch, ONNX Runtime, FlashAttention's forward, ours); a kernel that forms exp(s − lse)
+//       carries a further u·|lse| (specs/attention.md, "In float32").
 // with γ_n = n·u / (1 − n·u) (Higham, Accuracy and Stability of Numerical Algorithms, §3.1).
 #include <algorithm>
+#include <stdexcept>
 #include <array>
 #include <cmath>
 
+#include <fmt/format.h>
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xsort.hpp>
@@ -45,10 +53,18 @@ inline double attention_error_bound(const xt::xtensor<double, 4>& q, const xt::x
           if (std::isfinite(bias(b, h, i, j))) s += std::fabs(bias(b, h, i, j));  // −∞ hides the key: no score
           largest = std::max(largest, s);
         }
-  double delta = gamma(double(D) + 2, u) * largest;
-  if (o.softcap > 0) delta += 3 * u * o.softcap;
-  const double vmax = xt::amax(xt::abs(v))();
-  return (std::expm1(2 * delta) + (2 * double(Sk) + 6) * u) * vmax;
+  if ((double(D) + 6) * u >= 0.5)
+    throw std::invalid_argument(fmt::format("no error bound: D = {} is too long a dot product for u = {}", D, u));
+  double delta = gamma(double(D) + 6, u) * largest;
+  if (o.softcap > 0) delta += 5 * u * o.softcap;
+  const double kappa = 5, vmax = xt::amax(xt::abs(v))();
+  const double bound = (std::expm1(2 * delta) + (2 * kappa + 2 * double(Sk) + 4) * u) * vmax;
+  // A bound that is not finite, or that allows the largest value itself, judges nothing: the
+  // check cannot run (an ERROR), never a pass.
+  if (!std::isfinite(bound) || !(bound < vmax))
+    throw std::invalid_argument(fmt::format("no useful error bound for these inputs in this precision: {} against max|v| = {} "
+                                            "(scores of magnitude {}): the check's inputs must be smaller", bound, vmax, largest));
+  return bound;
 }
 
 }  // namespace vl::lessons

@@ -3,7 +3,7 @@
 // controls, with the weights read from what the judged backend computes
 // (backends/weights_from_outputs.hpp: one-hot values make y the weights). A fused kernel, or
 // a candidate that returns y only, is then judged on the claim instead of being not applicable;
-// on a backend that forms its weights both checks run, and must agree.
+// on a backend that forms its weights both checks run, and each must pass.
 #include <string>
 
 #include "backends/weights_from_outputs.hpp"
