@@ -71,6 +71,14 @@ def cell(claim):
     return f"{verdict} {m}".strip()
 
 
+def cell_against(claim, row_tolerance):
+    """The cell, naming the tolerance it was judged by where it is not the row's (another precision's)."""
+    text = cell(claim)
+    if claim and claim["status"] in ("passed", "failed") and claim.get("tolerance") != row_tolerance:
+        text += f" (≤ {claim['tolerance']})" if claim.get("compare") == "<=" else f" ({claim.get('compare')} {claim['tolerance']})"
+    return text
+
+
 def card_link(block_id, kind):
     """A claim's or a listing's id, linked to its card on its lesson's page."""
     return f"[`{block_id}`]({card_href(block_id, kind)})"
@@ -95,12 +103,13 @@ def page(audits):
            "(`lessons audit --json`; [Auditing your own attention](@ref candidates) says how to add yours). A cell is the verdict and the "
            "check's measured value (compared with the tolerance); N/A: the implementation lacks the operation or "
            "an option of it, or vl-candidate/1 cannot carry it. A column NAME [float32] judges the implementation "
-           "computing in float32 (`lessons audit --dtype float32`), with the spec's float32 tolerance (the column "
-           "shows the float64 one); UNTESTED there: the spec states no float32 tolerance for that claim yet.", "",
+           "computing in float32 (`lessons audit --dtype float32`), with the spec's float32 tolerance, shown in "
+           "the cell where it is not the column's float64 one; UNTESTED there: the spec states no float32 tolerance for that claim yet.", "",
            "| claim | tolerance | " + " | ".join(names) + " |",
            "| --- | --- | " + " | ".join("---" for _ in names) + " |"]
     for cid in order:
-        out.append(f"| {card_link(cid, 'claim')} | {tolerances[cid]} | " + " | ".join(cell(claims.get(cid)) for _, claims, _, _ in audits) + " |")
+        out.append(f"| {card_link(cid, 'claim')} | {tolerances[cid]} | " + " | ".join(
+            cell_against(claims.get(cid), tolerances[cid]) for _, claims, _, _ in audits) + " |")
     listing_ids = []
     for *_, listings in audits:
         listing_ids += [i for i in listings if i not in listing_ids]
