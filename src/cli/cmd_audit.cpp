@@ -35,7 +35,7 @@ struct AuditArgs {
   std::string root, json, junit, backend = "plain", candidate;
   std::vector<std::string> dtypes;
   double candidate_timeout = 60;
-  bool update = false, verbose = false;
+  bool update = false, verbose = false, computation_only = false;
 };
 
 void audit(const AuditArgs& args) {
@@ -43,6 +43,7 @@ void audit(const AuditArgs& args) {
   options.root = resolve_root(args.root);
   options.select = args.select;
   options.update = args.update;
+  options.computation_only = args.computation_only;
   if (!args.dtypes.empty()) {
     options.precisions.clear();
     for (const auto& name : args.dtypes) {
@@ -150,6 +151,9 @@ void add_audit_command(CLI::App& app) {
   cmd->add_option("--dtype", args->dtypes,
                   "Judge each claim about the computation in these precisions (float64, float32, bfloat16, float16; "
                   "default float64): the backend computes in each, with the spec's tolerance there (tolerance-float32: ...)");
+  cmd->add_flag("--computation-only", args->computation_only,
+                "Only what differs between implementations: the claims about the computation and the listings computed "
+                "by backend operations (the claims about our own code run the same on any backend)");
   cmd->add_option("--candidate", args->candidate,
                   "Judge an external implementation: a command speaking vl-candidate/1 (docs/candidates.md), "
                   "e.g. 'python3 adapters/numpy_reference.py'");

@@ -398,6 +398,7 @@ LessonResult audit_lesson(const Lesson& lesson, const AuditOptions& options, con
 
   for (const auto& claim : spec.claims) {
     if (!selected(options.select, lesson.id, claim.id)) continue;
+    if (options.computation_only && claim.subject == ClaimSubject::our_code) continue;
     std::vector<const ClaimCheck*> checks;
     for (const auto& c : lesson.checks)
       if (c.claim_id == claim.id) checks.push_back(&c);
@@ -412,6 +413,7 @@ LessonResult audit_lesson(const Lesson& lesson, const AuditOptions& options, con
   for (const auto& ls : spec.listings) {
     if (!float64 || !selected(options.select, lesson.id, ls.id)) continue;  // a listing prints what the lesson's program did
     const auto it = std::find_if(lesson.listings.begin(), lesson.listings.end(), [&](auto& l) { return l.id == ls.id; });
+    if (options.computation_only && it != lesson.listings.end() && it->ops.empty()) continue;  // our code throughout
     const auto start = std::chrono::steady_clock::now();
     r.listings.push_back(run_listing(ls, it == lesson.listings.end() ? nullptr : &*it, spec,
                                      options.root / "reference_outputs", options.update, backend));

@@ -31,6 +31,10 @@ struct AuditOptions {
   /// The precisions each claim about the computation is judged in (`--dtype`); the listings and
   /// the claims about our own code run when float64 is among them.
   std::vector<Precision> precisions = {Precision::float64};
+  /// Only what differs between implementations: the claims about the computation and the listings
+  /// computed by backend operations (`--computation-only`); the claims about our own code and the
+  /// listings that are our code throughout are left out of the report (the default audit has them).
+  bool computation_only = false;
 };
 
 struct ControlResult {

@@ -302,6 +302,21 @@ class Backends(unittest.TestCase):
             self.assertEqual(suite.get("skipped"), "1")
             self.assertEqual(len(suite.findall(".//skipped")), 1)
 
+    def test_computation_only_leaves_out_our_own_code(self):
+        # What differs between implementations: no claim about our own code, no listing that is
+        # our code throughout; the claims about the computation and listing 1 (through the backend) stay.
+        with tempfile.TemporaryDirectory() as d:
+            j = os.path.join(d, "a.json")
+            r = run("audit", "attention", "--backend", "fused", "--computation-only", "--json", j)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            with open(j) as f:
+                lesson = json.load(f)["lessons"][0]
+        subjects = {c["subject"] for c in lesson["claims"]}
+        self.assertEqual(subjects, {"computation"})
+        self.assertIn("attention.matches-torch", {c["id"] for c in lesson["claims"]})
+        self.assertEqual([l["id"] for l in lesson["listings"]], ["attention.lookup"])
+        self.assertNotIn("attention.score-std", r.stdout)
+
     def test_nothing_applicable_is_said_and_fails(self):
         r = run("audit", "attention.backward-fd", "--backend", "fused")
         self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
