@@ -16,8 +16,8 @@ xt::xtensor<To, N> as(const xt::xtensor<From, N>& x) {
 }
 
 // The options in float32: the scale, additive mask and softcap rounded like the inputs.
-AttentionOptions<float> in_float32(const Backend& b, const AttentionOptions<double>& o) {
-  if (o.round) b.lacks(Need(Op::attention, Option::storage_rounding), "an emulated storage format runs in float64 only");
+AttentionOptions<float> in_float32(const Backend& b, Op op, const AttentionOptions<double>& o) {
+  if (o.round) b.lacks(Need(op, Option::storage_rounding), "an emulated storage format runs in float64 only");
   AttentionOptions<float> f;
   if (o.scale) f.scale = float(*o.scale);
   f.causal = o.causal;
@@ -59,7 +59,7 @@ std::string InFloat32::lacking(Need need, const std::string& why) const {
 
 AttentionResult<double, 4> InFloat32::attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
                                                 const AttentionOptions<double>& o) const {
-  const AttentionResult<float, 4> r = base_->attention(as<float>(q), as<float>(k), as<float>(v), in_float32(*this, o));
+  const AttentionResult<float, 4> r = base_->attention(as<float>(q), as<float>(k), as<float>(v), in_float32(*this, Op::attention, o));
   return {as<double>(r.output), as<double>(r.weights), as<double>(r.scores)};
 }
 
@@ -67,7 +67,7 @@ AttentionGradients<double, 4> InFloat32::attention_backward(const Tensor4<double
                                                             const Tensor4<double>& v, const Tensor4<double>& d_out,
                                                             const AttentionOptions<double>& o) const {
   const AttentionGradients<float, 4> g =
-      base_->attention_backward(as<float>(q), as<float>(k), as<float>(v), as<float>(d_out), in_float32(*this, o));
+      base_->attention_backward(as<float>(q), as<float>(k), as<float>(v), as<float>(d_out), in_float32(*this, Op::attention_backward, o));
   return {as<double>(g.dq), as<double>(g.dk), as<double>(g.dv)};
 }
 

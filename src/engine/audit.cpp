@@ -221,7 +221,6 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
 // cannot hold in p or the backend does not compute in p.
 ClaimResult claim_in(const Claim& claim, const std::vector<const ClaimCheck*>& checks, const backends::Backend& backend,
                      const std::filesystem::path& goldens, Precision p) {
-  if (p == Precision::float64) return run_claim(claim, checks, backend, goldens);
   ClaimResult r;
   r.claim = claim;
   r.precision = p;
@@ -232,6 +231,7 @@ ClaimResult claim_in(const Claim& claim, const std::vector<const ClaimCheck*>& c
     r.why = fmt::format("backend '{}' does not compute in {}", backend.name(), to_string(p));
     return r;
   }
+  if (p == Precision::float64) return run_claim(claim, checks, backend, goldens);
   const auto t = claim.tolerance_in(p);
   if (!t) {
     r.status = Status::untested;

@@ -65,6 +65,14 @@ class Candidates(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("PASS    claim attention.convex-combination [float32]", r.stdout)
 
+    def test_a_candidate_listing_float32_only_is_not_judged_in_float64(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = audit("attention.convex-combination", "--dtype", "float64", "float32", "--candidate", candidate(d, ["float32"]))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("N/A     claim attention.convex-combination   ", r.stdout)
+        self.assertIn("backend 'user-candidate' does not compute in float64", r.stdout)
+        self.assertIn("PASS    claim attention.convex-combination [float32]", r.stdout)
+
     def test_a_reply_in_another_dtype_is_an_error_naming_the_request(self):
         with tempfile.TemporaryDirectory() as d:
             r = audit("attention.convex-combination", "--dtype", "float32", "--candidate",
