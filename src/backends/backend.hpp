@@ -99,6 +99,10 @@ class Decorator : public Backend {
   std::string name_;
 };
 
+/// A pointer to a backend someone else holds (the audited one, a check's ctx.backend), for a
+/// decorator over it: it owns nothing, so `b` must outlive it (the aliasing constructor).
+inline std::shared_ptr<const Backend> unowned(const Backend& b) { return {std::shared_ptr<const Backend>(), &b}; }
+
 // Shorthands the checks use: one head as (Sq, D) matrices, one unbatched MHA call.
 
 /// attention on (Sq, D), (Sk, D), (Sk, Dv), seen as (1, 1, S, ·); masks broadcast to (Sq, Sk).

@@ -40,8 +40,12 @@ WeightsFromOutputs::WeightsFromOutputs(std::shared_ptr<const Backend> base)
     : Decorator(base, base->name() + ", its weights read from its outputs") {}
 
 std::shared_ptr<const Backend> WeightsFromOutputs::over(const Backend& base) {
-  // The aliasing constructor: a shared_ptr that points at `base` and owns nothing.
-  return std::make_shared<WeightsFromOutputs>(std::shared_ptr<const Backend>(std::shared_ptr<const Backend>(), &base));
+  return std::make_shared<WeightsFromOutputs>(unowned(base));
+}
+
+std::shared_ptr<const Backend> WeightsFromOutputs::where_lacking(const Backend& base, Op op) {
+  if (base.supports({op, Option::weights})) return unowned(base);
+  return over(base);
 }
 
 bool WeightsFromOutputs::supports(Need need) const {

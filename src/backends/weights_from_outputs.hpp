@@ -31,6 +31,9 @@ class WeightsFromOutputs : public Decorator {
   explicit WeightsFromOutputs(std::shared_ptr<const Backend> base);
   /// Over a backend the caller holds (a check's ctx.backend): not owned, it must outlive this.
   static std::shared_ptr<const Backend> over(const Backend& base);
+  /// `base` itself where it has `op`'s weights (a listing then reads the weights it forms), else
+  /// over(base); not owned either.
+  static std::shared_ptr<const Backend> where_lacking(const Backend& base, Op op);
 
   bool supports(Need need) const override;
 

@@ -212,8 +212,8 @@ void eval_attention(const AttentionArgs& a, Precision p) {
   // zero output, silently), +inf gives NaN. |s_ij| ≤ |scale|·D·max|q|·max|k|: refuse when that
   // may overflow.
   {
-    const double largest = p == Precision::f16 ? 65504.0 : double(std::numeric_limits<T>::max());
-    const char* type = p == Precision::f16 ? "float16" : sizeof(T) == 4 ? "float32" : "float64";
+    const double largest = p == Precision::float16 ? 65504.0 : double(std::numeric_limits<T>::max());
+    const char* type = p == Precision::float16 ? "float16" : sizeof(T) == 4 ? "float32" : "float64";
     const double scale = a.scale ? std::abs(*a.scale) : 1 / std::sqrt(double(q4.shape(3)));
     const double mq = xt::amax(xt::abs(q4))(), mk = xt::amax(xt::abs(k4))();
     if (scale > 0 && mq > 0 && mk > 0 &&
@@ -221,7 +221,7 @@ void eval_attention(const AttentionArgs& a, Precision p) {
             std::log(largest) - 1)
       throw InputError(fmt::format("--q {} / --k {}: the scores may overflow {} (|scale|·D·max|q|·max|k| = {:.3g}·{}·{:.3g}·{:.3g}); "
                                    "scale the inputs down{}", a.q, a.k, type, scale, q4.shape(3), mq, mk,
-                                   p == Precision::f64 ? "" : " or use float64"));
+                                   p == Precision::float64 ? "" : " or use float64"));
   }
   const Shape scores = {q4.shape(0), q4.shape(1), q4.shape(2), k4.shape(2)};
   if (!a.mask.empty()) {
@@ -241,13 +241,13 @@ void eval_attention(const AttentionArgs& a, Precision p) {
         if (x == HUGE_VAL) throw InputError(fmt::format("--mask {}: holds +inf (only -inf hides a key)", a.mask));
       }
       options.bias = broadcast_mask(npy::to_xarray<T>(m), target, scores, a.mask);
-      if (p == Precision::f16)  // stored in float16 with the inputs
+      if (p == Precision::float16)  // stored in float16 with the inputs
         for (auto& x : *options.bias) x = T(round_to_half(double(x)));
     } else {
       throw InputError(fmt::format("--mask {}: dtype {} (a mask is bool, True = may attend, or float, added)", a.mask, m.dtype));
     }
   }
-  const bool half = p == Precision::f16;
+  const bool half = p == Precision::float16;
   if (half) {
     // float16 as ONNX's reference (NumPy) computes it: Q and K each times √scale, stored in
     // float16; every later stored value rounded to float16 through the softmax (through the
@@ -353,8 +353,8 @@ void eval_positional(const PositionalArgs& a) {
 // Dispatch on the precision of the first input (its header says it).
 template <class Args, class F32, class F64>
 void in_precision(const Args& args, const std::string& path, const char* option, F32 f32, F64 f64) {
-  if (precision_of(read_npy_info(path, option), option, path) == Precision::f32) f32(args, Precision::f32);
-  else f64(args, Precision::f64);
+  if (precision_of(read_npy_info(path, option), option, path) == Precision::float32) f32(args, Precision::float32);
+  else f64(args, Precision::float64);
 }
 
 }  // namespace
@@ -399,7 +399,7 @@ void add_eval_command(CLI::App& app) {
     if (!std::isfinite(at->softcap)) throw InputError(fmt::format("--softcap {}: not a finite number", at->softcap));
     check_output_path(at->out, "--out");
     check_output_path(at->weights, "--weights");
-    if (precision_of(read_npy_info(at->q, "--q"), "--q", at->q, true) == Precision::f16) eval_attention<double>(*at, Precision::f16);
+    if (precision_of(read_npy_info(at->q, "--q"), "--q", at->q, true) == Precision::float16) eval_attention<double>(*at, Precision::float16);
     else in_precision(*at, at->q, "--q", eval_attention<float>, eval_attention<double>);
   });
 

@@ -169,8 +169,8 @@ void common_options(CLI::App* cmd, LayerArgs& a) {
 template <class F32, class F64>
 void in_precision(const LayerArgs& a, const std::string& path, const char* option, F32 f32, F64 f64) {
   check_output_path(a.out, "--out");
-  if (precision_of(read_npy_info(path, option), option, path) == Precision::f32) f32(a, Precision::f32);
-  else f64(a, Precision::f64);
+  if (precision_of(read_npy_info(path, option), option, path) == Precision::float32) f32(a, Precision::float32);
+  else f64(a, Precision::float64);
 }
 
 }  // namespace

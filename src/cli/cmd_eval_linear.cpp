@@ -41,11 +41,11 @@ namespace {
 
 // A .npy input as an ONNX tensor of the query's type (float16, float32 or float64).
 onnx::Tensor tensor_of(const std::string& path, const std::string& option, Precision p) {
-  const xt::xarray<double> x = p == Precision::f32 ? xt::xarray<double>(xt::cast<double>(checked_input<float>(path, option, p, 1)))
+  const xt::xarray<double> x = p == Precision::float32 ? xt::xarray<double>(xt::cast<double>(checked_input<float>(path, option, p, 1)))
                                                    : checked_input<double>(path, option, p, 1);  // float16: exact in double
   onnx::Tensor t;
   t.name = option;
-  t.data_type = p == Precision::f16 ? onnx::DataType::float16 : p == Precision::f32 ? onnx::DataType::float32 : onnx::DataType::float64;
+  t.data_type = p == Precision::float16 ? onnx::DataType::float16 : p == Precision::float32 ? onnx::DataType::float32 : onnx::DataType::float64;
   t.dims.assign(x.shape().begin(), x.shape().end());
   t.values.assign(x.begin(), x.end());
   return t;
@@ -92,9 +92,9 @@ void eval_linear_family(const LinearFamilyArgs& a, const LinearCommonArgs& c) {
   const auto save = [&]<class T>(T) {
     const xt::xarray<T> out = as_array<T>(r.outputs.at(0));
     const xt::xarray<T> state = a.present_state.empty() ? xt::xarray<T>() : as_array<T>(r.outputs.at(1));
-    save_results<T>({{c.out, "output", &out}, {a.present_state, "present state", &state}}, p == Precision::f16);
+    save_results<T>({{c.out, "output", &out}, {a.present_state, "present state", &state}}, p == Precision::float16);
   };
-  if (p == Precision::f32) save(float{});
+  if (p == Precision::float32) save(float{});
   else save(double{});
 }
 

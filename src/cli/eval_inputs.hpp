@@ -11,17 +11,17 @@
 #include "core/errors.hpp"
 #include "numeric/compare.hpp"  // dims_string: the shapes in its messages
 #include "numeric/npy.hpp"
+#include "numeric/precision.hpp"
 
 namespace vl::cli {
 
-/// The precision `eval` computes in: that of the query (or X) input. f16 (eval attention
-/// only): float16 emulated in double, as ONNX's reference computes it (eval_attention).
-enum class Precision { f32, f64, f16 };
-
+/// The precision `eval` computes in (numeric/precision.hpp): that of the query (or X) input.
+/// float16 (eval attention only): emulated in double, as ONNX's reference computes it
+/// (eval_attention); bfloat16 is not read.
 inline Precision precision_of(const npy::Info& info, const std::string& option, const std::string& path, bool half_ok = false) {
-  if (info.dtype == "float32") return Precision::f32;
-  if (info.dtype == "float64") return Precision::f64;
-  if (info.dtype == "float16" && half_ok) return Precision::f16;
+  if (info.dtype == "float32") return Precision::float32;
+  if (info.dtype == "float64") return Precision::float64;
+  if (info.dtype == "float16" && half_ok) return Precision::float16;
   throw InputError(fmt::format("{} {}: dtype {} is not supported here (float32 or float64{})", option, path, info.dtype,
                                half_ok ? " or float16" : ""));
 }
@@ -53,7 +53,7 @@ inline npy::Info read_npy_info(const std::string& path, const std::string& optio
 template <class T>
 xt::xarray<T> checked_input(const std::string& path, const std::string& option, Precision precision, std::size_t min_rank) {
   const npy::Info info = read_npy_info(path, option);
-  const std::string want = precision == Precision::f32 ? "float32" : precision == Precision::f64 ? "float64" : "float16";
+  const std::string want = precision == Precision::float32 ? "float32" : precision == Precision::float64 ? "float64" : "float16";
   if (info.dtype != want)
     throw InputError(fmt::format("{} {}: dtype {}, but the inputs are {} (give every input the same precision)", option, path,
                                  info.dtype, want));
@@ -61,7 +61,7 @@ xt::xarray<T> checked_input(const std::string& path, const std::string& option, 
     throw InputError(fmt::format("{} {}: {} dimensions, at least {} needed", option, path, info.shape.size(), min_rank));
   for (std::size_t i = 0; i < info.shape.size(); ++i)
     if (info.shape[i] == 0) throw InputError(fmt::format("{} {}: dimension {} is empty", option, path, i));
-  xt::xarray<T> x = precision == Precision::f16 ? npy::to_xarray<T>(load_npy(path, option))  // exact in double
+  xt::xarray<T> x = precision == Precision::float16 ? npy::to_xarray<T>(load_npy(path, option))  // exact in double
                                                 : for_option(option, [&] { return npy::load_exact<T>(path); });
   for (std::size_t i = 0; i < x.size(); ++i)
     if (!std::isfinite(x.flat(i)))

@@ -24,6 +24,10 @@
 
 namespace vl {
 
+std::string ClaimResult::label() const {
+  return precision == Precision::float64 ? claim.id : fmt::format("{} [{}]", claim.id, to_string(precision));
+}
+
 std::string to_string(Status status) {
   switch (status) {
     case Status::passed: return "passed";
@@ -175,7 +179,8 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
         c.error = e.what();
       }
     }
-    any_ran = any_ran || (c.error.empty() && not_applicable.empty());
+    const bool ran = c.error.empty() && not_applicable.empty();
+    any_ran = any_ran || ran;
     if (!c.error.empty()) {
       const std::string threw = fmt::format("check '{}' threw: {}", c.name, c.error);
       r.why = r.status == Status::error ? r.why + "; " + threw : threw;  // every check's error, in order
@@ -194,8 +199,7 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
     static const std::vector<NegativeControl> kNoControls;
     // In another precision, a check that could not run runs no controls either (they need the
     // same operation in that precision); in float64 they run, to show the check can fail.
-    const bool skip_controls = our_code_on_another_backend || (precision != Precision::float64 && !c.error.empty()) ||
-                               (precision != Precision::float64 && !not_applicable.empty());
+    const bool skip_controls = our_code_on_another_backend || (precision != Precision::float64 && !ran);
     for (const auto& control : skip_controls ? kNoControls : check->controls) {
       ControlResult cr = run_control(claim, *check, control, ctx);
       if (!cr.error.empty() && r.status != Status::error) {
@@ -224,8 +228,7 @@ ClaimResult claim_in(const Claim& claim, const std::vector<const ClaimCheck*>& c
   ClaimResult r;
   r.claim = claim;
   r.precision = p;
-  // The audited backend is held by the audit for the whole run: an owning pointer is not needed.
-  const auto in_p = backends::computing_in(p, std::shared_ptr<const backends::Backend>(std::shared_ptr<const backends::Backend>(), &backend));
+  const auto in_p = backends::computing_in(p, backends::unowned(backend));  // the audit holds it for the whole run
   if (!in_p) {  // first: a float64 candidate keeps its verdicts, N/A in float32 whatever the spec states
     r.status = Status::not_applicable;
     r.why = fmt::format("backend '{}' does not compute in {}", backend.name(), to_string(p));

@@ -66,6 +66,8 @@ struct ClaimResult {
   std::vector<CheckResult> checks;
   std::string why;                     // for a status other than passed
   double seconds = 0;                  // wall time of its checks and controls (where an audit's time goes)
+  /// Its id as the reports name it: "masking.alignment", or "masking.alignment [float32]" in another precision.
+  std::string label() const;
 };
 
 struct ArrayResult {

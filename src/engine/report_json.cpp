@@ -139,7 +139,7 @@ std::string report_junit(const AuditReport& report) {
     for (const auto& c : l.claims) {
       std::string body;
       for (const auto& ch : c.checks) body += ch.name + ": " + ch.measured.detail + "\n";
-      add(l.id, c.precision == Precision::float64 ? "claim " + c.claim.id : "claim " + c.claim.id + " [" + to_string(c.precision) + "]", c.status, to_string(c.status) + ": " + c.why, body);
+      add(l.id, "claim " + c.label(), c.status, to_string(c.status) + ": " + c.why, body);
     }
     for (const auto& li : l.listings) {
       std::string body;

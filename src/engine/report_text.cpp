@@ -48,8 +48,7 @@ void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
       const std::string controls_text = n_controls == 0 && c.status == Status::not_applicable
                                             ? "controls not run (N/A)"
                                             : fmt::format("controls rejected {}/{}", n_rejected, n_controls);
-      const std::string id = c.precision == Precision::float64 ? c.claim.id : fmt::format("{} [{}]", c.claim.id, to_string(c.precision));
-      fmt::print(out, "  {:<7} claim {:<40} measured {:>9}  tolerance {:<9} {}\n", tag, id, measured(c),
+      fmt::print(out, "  {:<7} claim {:<40} measured {:>9}  tolerance {:<9} {}\n", tag, c.label(), measured(c),
                  c.claim.stated_bound(), controls_text);
       if (c.status != Status::passed) fmt::print(out, "          {}: {}\n", to_string(c.status), c.why);
       if (c.status == Status::passed)  // judged by the checks that ran: say which could not

@@ -29,4 +29,12 @@ double unit_roundoff(Precision p);
 /// in a tensor of that dtype does. Overflow gives ±∞; NaN stays NaN.
 double round_to(Precision p, double x);
 
+/// Every element of a container of doubles (an xtensor, a vector) rounded so: an input as a
+/// backend computing in p holds it.
+template <class Doubles>
+Doubles rounded_to(Precision p, Doubles x) {
+  for (double& e : x) e = round_to(p, e);
+  return x;
+}
+
 }  // namespace vl

@@ -19,10 +19,8 @@ Lesson lesson() {
   for (auto section : {lookup_checks, scale_checks, heads_checks, gradient_checks, cost_checks, fused_checks})
     for (auto& check : section()) l.checks.push_back(std::move(check));
   // The claims about the weights, judged also through the outputs alone (lessons/outputs_only.hpp).
-  for (const char* id : {"attention.weights-distribution", "attention.matches-torch", "attention.mha-matches-torch",
-                         "attention.fixture-causal"})
-    for (std::size_t i = 0, n = l.checks.size(); i < n; ++i)
-      if (l.checks[i].claim_id == id) l.checks.push_back(outputs_only(l.checks[i]));
+  add_outputs_only(l, {"attention.weights-distribution", "attention.matches-torch", "attention.mha-matches-torch",
+                       "attention.fixture-causal"});
   return l;
 }
 

@@ -33,10 +33,8 @@ ListingOutput listing_lookup(const ListingContext& ctx) {
   AttentionOptions<double> o;
   o.return_weights = true;
   // The audited backend's attention; its weights read from its outputs where it forms none.
-  const auto from_outputs = backends::WeightsFromOutputs::over(ctx.implementation());
-  const backends::Backend& attention_of =
-      ctx.implementation().supports({backends::Op::attention, backends::Option::weights}) ? ctx.implementation() : *from_outputs;
-  const auto r = backends::attention_2d<double>(attention_of, Q, K, V, o);
+  const auto attention_of = backends::WeightsFromOutputs::where_lacking(ctx.implementation(), backends::Op::attention);
+  const auto r = backends::attention_2d<double>(*attention_of, Q, K, V, o);
   const Matrix& w = r.weights;
 
   xt::xarray<double> row_sums = xt::zeros<double>({w.shape(0)});
@@ -236,24 +234,18 @@ SdpaCase option_case() {
 // inputs, and the measure is the error over its bound (lessons/attention_error_bound.hpp), for the
 // output and for the weights (their bound: the output's with max|v| = 1).
 Measurement matches_reference_in(const CheckContext& ctx, const std::vector<SdpaCase>& cases) {
-  const double u = unit_roundoff(ctx.precision);
-  auto rounded = [&](const Tensor4<double>& x) -> Tensor4<double> {
-    Tensor4<double> r = x;
-    for (double& e : r) e = round_to(ctx.precision, e);
-    return r;
-  };
+  const Precision p = ctx.precision;
   double worst = 0;
   std::vector<std::string> parts;
   for (const SdpaCase& c : cases) {
     SdpaCase in = c;
-    in.q = rounded(c.q), in.k = rounded(c.k), in.v = rounded(c.v);
-    if (in.options.scale) in.options.scale = round_to(ctx.precision, *in.options.scale);
-    if (in.options.bias)
-      for (double& e : *in.options.bias) e = round_to(ctx.precision, e);
-    in.options.softcap = round_to(ctx.precision, in.options.softcap);
+    in.q = rounded_to(p, c.q), in.k = rounded_to(p, c.k), in.v = rounded_to(p, c.v);
+    if (in.options.scale) in.options.scale = round_to(p, *in.options.scale);
+    if (in.options.bias) in.options.bias = rounded_to(p, *in.options.bias);
+    in.options.softcap = round_to(p, in.options.softcap);
     const auto r = ctx.backend.attention(in.q, in.k, in.v, with_weights(in.options));
     const auto ref = backends::plain()->attention(in.q, in.k, in.v, with_weights(in.options));
-    const double bound = attention_error_bound(in.q, in.k, in.v, in.options, u);
+    const double bound = attention_error_bound(in.q, in.k, in.v, in.options, unit_roundoff(p));
     const double vmax = xt::amax(xt::abs(in.v))();
     double o = max_abs_diff(r.output, ref.output) / bound, w = max_abs_diff(r.weights, ref.weights) / (bound / vmax);
     if (std::isnan(o)) o = kInf;  // std::max drops a NaN: it must fail

@@ -58,9 +58,8 @@ std::string python_str_list(const std::vector<std::string>& items) {
 ListingOutput listing_main(const ListingContext& ctx) {
   const std::size_t d = 16, h = 4, n = 8, changed_from = 5;
   // The audited backend's nn.MultiheadAttention; its weights read from its outputs where it forms none.
-  const auto from_outputs = backends::WeightsFromOutputs::over(ctx.implementation());
-  const backends::Backend& mha_of = ctx.implementation().supports({backends::Op::multi_head_attention, backends::Option::weights})
-                                        ? ctx.implementation() : *from_outputs;
+  const auto mha_module = backends::WeightsFromOutputs::where_lacking(ctx.implementation(), backends::Op::multi_head_attention);
+  const backends::Backend& mha_of = *mha_module;
   torch_rng::Generator gen(0);  // torch.manual_seed(0)
   const MhaParameters<double> mha = torch_rng::mha_init<double>(gen, d, h);
   const xt::xtensor<bool, 2> causal = causal_blocked(n, n);  // triu(ones, diagonal=1): true = blocked
@@ -232,14 +231,11 @@ Measurement prefix_unchanged(const CheckContext& ctx) {
 }
 
 double agreement_unit(const CheckContext& ctx, const Inputs& in) {
-  if (ctx.precision == Precision::float64) return 1;
-  auto rounded = [&](Tensor4<double> x) {
-    for (double& e : x) e = round_to(ctx.precision, e);
-    return x;
-  };
+  const Precision p = ctx.precision;
+  if (p == Precision::float64) return 1;
   AttentionOptions<double> causal_pass;
   causal_pass.causal = true;
-  return 2 * attention_error_bound(rounded(in.q), rounded(in.k), rounded(in.v), causal_pass, unit_roundoff(ctx.precision));
+  return 2 * attention_error_bound(rounded_to(p, in.q), rounded_to(p, in.k), rounded_to(p, in.v), causal_pass, unit_roundoff(p));
 }
 
 Measurement one_pass_equals_decoding(const CheckContext& ctx) {
