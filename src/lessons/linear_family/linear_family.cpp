@@ -23,6 +23,7 @@
 #include "lessons/linear_rnn/linear_rnn.hpp"
 #include "numeric/compare.hpp"
 #include "numeric/numpy_random.hpp"
+#include "numeric/precision.hpp"
 
 namespace vl::lessons::linear_family {
 
@@ -173,6 +174,22 @@ FamilyInputs<float> draw<float>(const Shape& s, std::uint64_t seed) {
   return to_float(draw<double>(s, seed));
 }
 
+namespace {
+
+// A check's inputs as the judged backend holds them: rounded once to the precision it computes in
+// (CheckContext::precision), so that its references, computed in float64, start from the same numbers.
+FamilyInputs<double> rounded(Precision p, FamilyInputs<double> in) {
+  in.q = rounded_to(p, in.q), in.k = rounded_to(p, in.k), in.v = rounded_to(p, in.v);
+  in.g = rounded_to(p, in.g), in.beta = rounded_to(p, in.beta);
+  if (in.past) in.past = rounded_to(p, *in.past);
+  return in;
+}
+FamilyInputs<double> inputs_for(const CheckContext& ctx, const Shape& s, std::uint64_t seed) {
+  return rounded(ctx.precision, draw<double>(s, seed));
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 // The listing: one small ONNX-layout case, B = 1, T = 6, q_num_heads 2, kv_num_heads 1,
 // d_k = 4, d_v = 3, drawn from default_rng(21) in the order Q, K, V, x (decay), y (beta), each in
@@ -229,7 +246,7 @@ Measurement forms_agree(const CheckContext& ctx) {
   for (UpdateRule rule : kRules) {
     series.push_back({std::string("largest gap between forms, ") + to_string(rule), {}, ""});
     for (std::size_t i = 0; i < kShapes.size(); ++i) {
-      const FamilyInputs<double> in = draw<double>(kShapes[i], 2100 + i);
+      const FamilyInputs<double> in = inputs_for(ctx, kShapes[i], 2100 + i);
       const FamilyResult<double> want = definition(in, rule);
       double at_n = 0;
       for (const FormAt& f : forms(kShapes[i].n)) {
@@ -240,7 +257,7 @@ Measurement forms_agree(const CheckContext& ctx) {
       series.back().values.push_back(at_n);
     }
   }
-  Measurement m = measured(w, "outputs and present states of each form against ONNX's recurrence, float64");
+  Measurement m = measured(w, fmt::format("outputs and present states of each form in {} against ONNX's recurrence in float64 on the same inputs", to_string(ctx.precision)));
   m.series = std::move(series);
   return m;
 }
@@ -263,7 +280,7 @@ Measurement chunk_invariant(const CheckContext& ctx) {
   Worst w;
   for (UpdateRule rule : kRules)
     for (std::size_t i = 0; i < kShapes.size(); ++i) {
-      const FamilyInputs<double> in = draw<double>(kShapes[i], 2200 + i);
+      const FamilyInputs<double> in = inputs_for(ctx, kShapes[i], 2200 + i);
       const FamilyResult<double> at64 = run(ctx.backend, in, rule, FamilyForm::chunked, 64);
       for (std::size_t c : chunk_sizes(kShapes[i].n))
         w.see(gap(run(ctx.backend, in, rule, FamilyForm::chunked, c), at64), rule,
@@ -277,7 +294,7 @@ Measurement state_continuation(const CheckContext& ctx) {
   for (UpdateRule rule : kRules)
     for (std::size_t i = 1; i < kShapes.size(); ++i) {
       const Shape& s = kShapes[i];
-      const FamilyInputs<double> in = draw<double>(s, 2300 + i);
+      const FamilyInputs<double> in = inputs_for(ctx, s, 2300 + i);
       const std::size_t t1 = s.n / 3 + 1;
       const FamilyResult<double> want = definition(in, rule);
       for (const FormAt& f : forms(s.n)) {
@@ -318,7 +335,7 @@ Measurement reductions(const CheckContext& ctx) {
   for (std::size_t i = 0; i < kShapes.size(); ++i) {
     Shape s = kShapes[i];
     s.past = true;  // β = 0 must leave a state that is there
-    FamilyInputs<double> in = draw<double>(s, 2400 + i);
+    FamilyInputs<double> in = inputs_for(ctx, s, 2400 + i);
     FamilyInputs<double> no_decay = in, no_beta = in;
     no_decay.g.fill(0.0);
     no_beta.beta.fill(0.0);
@@ -350,6 +367,8 @@ Measurement delta_overwrites(const CheckContext& ctx) {
   }
   for (std::size_t t = 0; t < n; ++t) xt::view(in.k, 0, 0, t) = xt::row(keys, t % m);
   in.beta.fill(1.0);
+  in = rounded(ctx.precision, in);  // the keys read back are the rounded ones the backend wrote
+  keys = xt::view(in.k, 0, 0, xt::range(0, m), xt::all());
   Worst w;
   double linear_from_last = 0;
   for (const FormAt& f : forms(n)) {
@@ -378,7 +397,8 @@ Measurement normalised_form(const CheckContext& ctx) {
   for (std::size_t n : {1, 6, 17, 40}) {
     const std::size_t dk = 4, dv = 5;
     const linear_rnn::Inputs drawn = linear_rnn::draw_inputs(n, dk, dv, 2600 + n);  // seed 000's φ = elu + 1
-    const xt::xtensor<double, 2>&pq = drawn.pq, &pk = drawn.pk, &v = drawn.v;
+    const Precision p = ctx.precision;
+    const xt::xtensor<double, 2> pq = rounded_to(p, drawn.pq), pk = rounded_to(p, drawn.pk), v = rounded_to(p, drawn.v);
     const xt::xtensor<double, 2> want = linear_attention_parallel<double>(pq, pk, v);
     FamilyInputs<double> in;
     in.q = xt::reshape_view(pq, std::array<std::size_t, 4>{1, 1, n, dk});
