@@ -28,13 +28,27 @@ AttentionResult<float, 4> FusedBackend::attention(const Tensor4<float>& q, const
                                                   const AttentionOptions<float>& o) const {
   return fused<float>(*this, q, k, v, o);
 }
+namespace {
+template <class T>
+MhaResult<T, 3> fused_mha(const FusedBackend& self, const ops::Tensor3Of<T>& query, const ops::Tensor3Of<T>& key,
+                          const ops::Tensor3Of<T>& value, const MhaParameters<T>& p, std::size_t heads, const MhaOptions<T>& o) {
+  if (o.need_weights) self.lacks(Need(Op::multi_head_attention, Option::weights), "the fused kernel never forms them");
+  const auto attend = [&self](const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& ao) {
+    return fused<T>(self, q, k, v, ao);
+  };
+  return vl::multi_head_attention_over<T>(attend, query, key, value, p, heads, o);
+}
+}  // namespace
+
 MhaResult<double, 3> FusedBackend::multi_head_attention(const Tensor3& query, const Tensor3& key, const Tensor3& value,
                                                        const MhaParameters<double>& p, std::size_t heads,
                                                        const MhaOptions<double>& o) const {
-  if (o.need_weights) lacks(Need(Op::multi_head_attention, Option::weights), "the fused kernel never forms them");
-  const auto attend = [this](const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
-                             const AttentionOptions<double>& ao) { return fused<double>(*this, q, k, v, ao); };
-  return vl::multi_head_attention_over<double>(attend, query, key, value, p, heads, o);
+  return fused_mha<double>(*this, query, key, value, p, heads, o);
+}
+MhaResult<float, 3> FusedBackend::multi_head_attention(const ops::Tensor3Of<float>& query, const ops::Tensor3Of<float>& key,
+                                                      const ops::Tensor3Of<float>& value, const MhaParameters<float>& p,
+                                                      std::size_t heads, const MhaOptions<float>& o) const {
+  return fused_mha<float>(*this, query, key, value, p, heads, o);
 }
 Matrix FusedBackend::linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const {
   return vl::linear_attention_chunked_fast<double>(pq, pk, v, chunk);

@@ -29,6 +29,9 @@ class FusedBackend : public Backend {
   MhaResult<double, 3> multi_head_attention(const Tensor3& query, const Tensor3& key, const Tensor3& value,
                                            const MhaParameters<double>& p, std::size_t heads,
                                            const MhaOptions<double>& o) const override;
+  MhaResult<float, 3> multi_head_attention(const ops::Tensor3Of<float>& query, const ops::Tensor3Of<float>& key,
+                                          const ops::Tensor3Of<float>& value, const MhaParameters<float>& p, std::size_t heads,
+                                          const MhaOptions<float>& o) const override;
   Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
 };
 

@@ -34,6 +34,21 @@ AttentionOptions<float> in_float32(const Backend& b, Op op, const AttentionOptio
   return f;
 }
 
+// The module's parameters and its float mask in float32, rounded like the inputs.
+MhaParameters<float> in_float32(const MhaParameters<double>& p) {
+  return {as<float>(p.in_proj_weight), as<float>(p.in_proj_bias), as<float>(p.out_proj_weight), as<float>(p.out_proj_bias)};
+}
+MhaOptions<float> in_float32(const MhaOptions<double>& o) {
+  MhaOptions<float> f;
+  f.attn_mask = o.attn_mask;
+  if (o.attn_bias) f.attn_bias = xt::xarray<float>(xt::cast<float>(*o.attn_bias));
+  f.key_padding_mask = o.key_padding_mask;
+  f.causal = o.causal;
+  f.alignment = o.alignment;
+  f.need_weights = o.need_weights;
+  return f;
+}
+
 }  // namespace
 
 std::shared_ptr<const Backend> computing_in(Precision p, std::shared_ptr<const Backend> backend) {
@@ -49,7 +64,8 @@ std::string InFloat32::name() const { return base_->name(); }
 std::string InFloat32::summary() const { return base_->summary() + ", in float32"; }
 
 bool InFloat32::supports(Need need) const {
-  const bool float32 = need.op == Op::attention || need.op == Op::attention_backward || need.op == Op::linear_family;
+  const bool float32 = need.op == Op::attention || need.op == Op::attention_backward || need.op == Op::multi_head_attention ||
+                       need.op == Op::linear_family;
   return float32 && need.option != Option::storage_rounding && base_->supports(need);
 }
 
@@ -71,6 +87,14 @@ AttentionGradients<double, 4> InFloat32::attention_backward(const Tensor4<double
   return {as<double>(g.dq), as<double>(g.dk), as<double>(g.dv)};
 }
 
+MhaResult<double, 3> InFloat32::multi_head_attention(const Tensor3& query, const Tensor3& key, const Tensor3& value,
+                                                     const MhaParameters<double>& p, std::size_t heads,
+                                                     const MhaOptions<double>& o) const {
+  const MhaResult<float, 3> r =
+      base_->multi_head_attention(as<float>(query), as<float>(key), as<float>(value), in_float32(p), heads, in_float32(o));
+  return {as<double>(r.output), as<double>(r.weights)};
+}
+
 FamilyResult<double> InFloat32::linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const {
   FamilyInputs<float> f{as<float>(in.q), as<float>(in.k), as<float>(in.v), as<float>(in.g), as<float>(in.beta), std::nullopt};
   if (in.past) f.past = as<float>(*in.past);
@@ -85,6 +109,11 @@ AttentionResult<float, 4> InFloat32::attention(const Tensor4<float>& q, const Te
 AttentionGradients<float, 4> InFloat32::attention_backward(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
                                                            const Tensor4<float>& d_out, const AttentionOptions<float>& o) const {
   return base_->attention_backward(q, k, v, d_out, o);
+}
+MhaResult<float, 3> InFloat32::multi_head_attention(const ops::Tensor3Of<float>& query, const ops::Tensor3Of<float>& key,
+                                                    const ops::Tensor3Of<float>& value, const MhaParameters<float>& p,
+                                                    std::size_t heads, const MhaOptions<float>& o) const {
+  return base_->multi_head_attention(query, key, value, p, heads, o);
 }
 FamilyResult<float> InFloat32::linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const {
   return base_->linear_family(in, o);

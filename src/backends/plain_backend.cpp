@@ -39,6 +39,11 @@ MhaResult<double, 3> PlainBackend::multi_head_attention(const xt::xtensor<double
                                                         std::size_t heads, const MhaOptions<double>& o) const {
   return vl::multi_head_attention<double>(query, key, value, p, heads, o);
 }
+MhaResult<float, 3> PlainBackend::multi_head_attention(const xt::xtensor<float, 3>& query, const xt::xtensor<float, 3>& key,
+                                                       const xt::xtensor<float, 3>& value, const MhaParameters<float>& p,
+                                                       std::size_t heads, const MhaOptions<float>& o) const {
+  return vl::multi_head_attention<float>(query, key, value, p, heads, o);
+}
 Matrix PlainBackend::positional_encoding(const std::vector<double>& positions, std::size_t d) const {
   return vl::positional_encoding_at<double>(positions, d);
 }

@@ -34,10 +34,12 @@ namespace vl::lessons {
 
 inline double gamma(double n, double u) { return n * u / (1 - n * u); }
 
-/// The bound above for attention(q, k, v, o) in a precision of unit round-off u; Hq a multiple of
-/// Hkv (query head h reads kv head h / (Hq / Hkv)); masks as AttentionOptions has them.
-inline double attention_error_bound(const xt::xtensor<double, 4>& q, const xt::xtensor<double, 4>& k,
-                                    const xt::xtensor<double, 4>& v, const AttentionOptions<double>& o, double u) {
+/// The bound above, per unit of max|v|: (e^{2δ} − 1) + (2κ + 2·Sk + 4)·u, for attention(q, k, ·, o)
+/// in a precision of unit round-off u; `score_error` is added to δ (an error the scores carry in
+/// from before: multi-head attention's projections, mha_error_bound.hpp). Hq a multiple of Hkv
+/// (query head h reads kv head h / (Hq / Hkv)); masks as AttentionOptions has them.
+inline double attention_error_factor(const xt::xtensor<double, 4>& q, const xt::xtensor<double, 4>& k, const AttentionOptions<double>& o,
+                                     double u, double score_error = 0) {
   const std::size_t B = q.shape(0), Hq = q.shape(1), Sq = q.shape(2), D = q.shape(3), Hkv = k.shape(1), Sk = k.shape(2);
   const double scale = std::fabs(o.scale.value_or(1 / std::sqrt(double(D))));
   xt::xtensor<double, 4> bias = xt::zeros<double>({B, Hq, Sq, Sk});
@@ -55,16 +57,22 @@ inline double attention_error_bound(const xt::xtensor<double, 4>& q, const xt::x
         }
   if ((double(D) + 6) * u >= 0.5)
     throw std::invalid_argument(fmt::format("no error bound: D = {} is too long a dot product for u = {}", D, u));
-  double delta = gamma(double(D) + 6, u) * largest;
+  double delta = gamma(double(D) + 6, u) * largest + score_error;
   if (o.softcap > 0) delta += 5 * u * o.softcap;
-  const double kappa = 5, vmax = xt::amax(xt::abs(v))();
-  const double bound = (std::expm1(2 * delta) + (2 * kappa + 2 * double(Sk) + 4) * u) * vmax;
-  // A bound that is not finite, or that allows the largest value itself, judges nothing: the
-  // check cannot run (an ERROR), never a pass.
-  if (!std::isfinite(bound) || !(bound < vmax))
-    throw std::invalid_argument(fmt::format("no useful error bound for these inputs in this precision: {} against max|v| = {} "
-                                            "(scores of magnitude {}): the check's inputs must be smaller", bound, vmax, largest));
-  return bound;
+  const double kappa = 5;
+  const double factor = std::expm1(2 * delta) + (2 * kappa + 2 * double(Sk) + 4) * u;
+  // A bound that is not finite, or that allows a weight's whole size, judges nothing: the check
+  // cannot run (an ERROR), never a pass.
+  if (!std::isfinite(factor) || !(factor < 1))
+    throw std::invalid_argument(fmt::format("no useful error bound for these inputs in this precision: {} of max|v| "
+                                            "(scores of magnitude {}): the check's inputs must be smaller", factor, largest));
+  return factor;
+}
+
+/// The bound above for attention(q, k, v, o) in a precision of unit round-off u.
+inline double attention_error_bound(const xt::xtensor<double, 4>& q, const xt::xtensor<double, 4>& k,
+                                    const xt::xtensor<double, 4>& v, const AttentionOptions<double>& o, double u) {
+  return attention_error_factor(q, k, o, u) * xt::amax(xt::abs(v))();
 }
 
 }  // namespace vl::lessons

@@ -41,7 +41,8 @@ template <class T>
 using AttentionResult4 = AttentionResult<T, 4>;
 template <class T>
 using AttentionGradients4 = AttentionGradients<T, 4>;
-using MhaResult3 = MhaResult<double, 3>;
+template <class T>
+using MhaResult3 = MhaResult<T, 3>;
 
 }  // namespace vl::ops
 
@@ -66,9 +67,13 @@ using MhaResult3 = MhaResult<double, 3>;
      const ops::Tensor4<float>& d_out, const AttentionOptions<float>& o),                                                       \
     (q, k, v, d_out, o))                                                                                                        \
   O(ops::MultiHeadAttention, multi_head_attention)                                                                             \
-  X(ops::MultiHeadAttention, ops::MhaResult3, multi_head_attention,                                                            \
+  X(ops::MultiHeadAttention, ops::MhaResult3<double>, multi_head_attention,                                                    \
     (const ops::Tensor3& query, const ops::Tensor3& key, const ops::Tensor3& value, const MhaParameters<double>& p,            \
      std::size_t heads, const MhaOptions<double>& o),                                                                           \
+    (query, key, value, p, heads, o))                                                                                           \
+  X(ops::MultiHeadAttention, ops::MhaResult3<float>, multi_head_attention,                                                     \
+    (const ops::Tensor3Of<float>& query, const ops::Tensor3Of<float>& key, const ops::Tensor3Of<float>& value,                  \
+     const MhaParameters<float>& p, std::size_t heads, const MhaOptions<float>& o),                                             \
     (query, key, value, p, heads, o))                                                                                           \
   O(ops::PositionalEncoding, positional_encoding)                                                                              \
   X(ops::PositionalEncoding, ops::Matrix, positional_encoding, (const std::vector<double>& positions, std::size_t d),          \

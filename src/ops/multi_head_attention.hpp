@@ -52,34 +52,36 @@ struct MultiHeadAttention {
   static constexpr Option options[] = {Option::weights};
 
   /// The option a call uses: the per-head weights when asked for (need_weights).
-  static Option option_used(const Tensor3&, const Tensor3&, const Tensor3&, const MhaParameters<double>&, std::size_t,
-                            const MhaOptions<double>& o) {
+  template <class T>
+  static Option option_used(const Tensor3Of<T>&, const Tensor3Of<T>&, const Tensor3Of<T>&, const MhaParameters<T>&, std::size_t,
+                            const MhaOptions<T>& o) {
     return o.need_weights ? Option::weights : Option::none;
   }
 
-  static std::vector<ResultShape> result_shapes(const MhaResult<double, 3>& r, const Tensor3& query, const Tensor3& key,
-                                                const Tensor3&, const MhaParameters<double>&, std::size_t heads,
-                                                const MhaOptions<double>& o) {
+  template <class T>
+  static std::vector<ResultShape> result_shapes(const MhaResult<T, 3>& r, const Tensor3Of<T>& query, const Tensor3Of<T>& key,
+                                                const Tensor3Of<T>&, const MhaParameters<T>&, std::size_t heads,
+                                                const MhaOptions<T>& o) {
     std::vector<ResultShape> s{{"y", "a multi-head attention output", shape_of(r.output), shape_of(query)}};
     if (o.need_weights)
       s.push_back({"weights", "multi-head attention weights", shape_of(r.weights), {query.shape(0), heads, query.shape(1), key.shape(1)}});
     return s;
   }
 
-  template <class Request>
-  static void encode(Request& r, const Tensor3& query, const Tensor3& key, const Tensor3& value, const MhaParameters<double>& p,
-                     std::size_t heads, const MhaOptions<double>& o) {
+  template <class Request, class T>
+  static void encode(Request& r, const Tensor3Of<T>& query, const Tensor3Of<T>& key, const Tensor3Of<T>& value,
+                     const MhaParameters<T>& p, std::size_t heads, const MhaOptions<T>& o) {
     if (o.causal && o.alignment == CausalAlignment::bottom_right && query.shape(1) != key.shape(1))
       r.refuse("vl-candidate/1's mha has a top-left causal mask only (torch's is_causal)");
-    r.input("query", xt::xarray<double>(query));
-    r.input("key", xt::xarray<double>(key));
-    r.input("value", xt::xarray<double>(value));
-    r.input("in_proj_weight", xt::xarray<double>(p.in_proj_weight));
-    r.input("in_proj_bias", xt::xarray<double>(p.in_proj_bias));
-    r.input("out_proj_weight", xt::xarray<double>(p.out_proj_weight));
-    r.input("out_proj_bias", xt::xarray<double>(p.out_proj_bias));
+    r.input("query", xt::xarray<T>(query));
+    r.input("key", xt::xarray<T>(key));
+    r.input("value", xt::xarray<T>(value));
+    r.input("in_proj_weight", xt::xarray<T>(p.in_proj_weight));
+    r.input("in_proj_bias", xt::xarray<T>(p.in_proj_bias));
+    r.input("out_proj_weight", xt::xarray<T>(p.out_proj_weight));
+    r.input("out_proj_bias", xt::xarray<T>(p.out_proj_bias));
     if (o.attn_mask && o.attn_bias) {  // torch's float attn_mask, −∞ where the bool one blocks
-      const xt::xarray<double> m = xt::where(*o.attn_mask, -std::numeric_limits<double>::infinity(), *o.attn_bias);
+      const xt::xarray<T> m = xt::where(*o.attn_mask, -std::numeric_limits<T>::infinity(), *o.attn_bias);
       r.input("attn_mask", m);
     } else if (o.attn_mask) {
       r.input("attn_mask", *o.attn_mask);
@@ -92,12 +94,12 @@ struct MultiHeadAttention {
     r.output("y");
     if (o.need_weights) r.output("weights");
   }
-  template <class Request>
-  static MhaResult<double, 3> decode(Request& r, const Tensor3&, const Tensor3&, const Tensor3&, const MhaParameters<double>&,
-                                     std::size_t, const MhaOptions<double>& o) {
-    MhaResult<double, 3> out;
-    out.output = r.template result<double, 3>("y");
-    if (o.need_weights) out.weights = r.template result<double, 4>("weights");
+  template <class Request, class T>
+  static MhaResult<T, 3> decode(Request& r, const Tensor3Of<T>&, const Tensor3Of<T>&, const Tensor3Of<T>&, const MhaParameters<T>&,
+                                std::size_t, const MhaOptions<T>& o) {
+    MhaResult<T, 3> out;
+    out.output = r.template result<T, 3>("y");
+    if (o.need_weights) out.weights = r.template result<T, 4>("weights");
     return out;
   }
 };

@@ -16,7 +16,10 @@
 #include "kernels/reference/multi_head_attention.hpp"
 #include "lessons/attention/attention.hpp"
 #include "lessons/attention/attention_common.hpp"
+#include "lessons/mha_break.hpp"
+#include "lessons/mha_error_bound.hpp"
 #include "numeric/npy.hpp"
+#include "numeric/precision.hpp"
 #include "numeric/torch_mha_init.hpp"
 #include "numeric/torch_random.hpp"
 
@@ -80,7 +83,67 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // mha-matches-torch: through the backend's multi_head_attention.
 
+// torch's cross-attention case (masking_goldens.py): non-zero biases, batch 2, a bool attn_mask
+// with a key_padding_mask, and an additive float mask.
+struct MhaCrossCase {
+  MhaParameters<double> p;
+  xt::xtensor<double, 3> query, kv;
+  MhaOptions<double> masked, additive;
+};
+MhaCrossCase mha_cross_case(const std::filesystem::path& goldens) {
+  auto cross = [&](const char* name) { return npy::load_double(goldens / "masking" / fmt::format("mha_cross.{}.npy", name)); };
+  MhaCrossCase c{{cross("in_proj_weight"), cross("in_proj_bias"), cross("out_proj_weight"), cross("out_proj_bias")},
+                 cross("query"), cross("kv"), {}, {}};
+  c.masked.attn_mask = xt::xarray<bool>(xt::not_equal(cross("blocked"), 0.0));
+  c.masked.key_padding_mask = xt::xarray<bool>(xt::not_equal(cross("padding"), 0.0));
+  c.additive.attn_bias = cross("additive");
+  return c;
+}
+
+MhaParameters<double> rounded(Precision p, const MhaParameters<double>& m) {
+  return {rounded_to(p, m.in_proj_weight), rounded_to(p, m.in_proj_bias), rounded_to(p, m.out_proj_weight), rounded_to(p, m.out_proj_bias)};
+}
+
+// In a precision other than float64: the backend on the inputs and parameters rounded once to it,
+// against our plain module in float64 on the same rounded numbers; the measure is the largest
+// error over its bound (lessons/mha_error_bound.hpp), for the output and the per-head weights.
+Measurement mha_matches_reference_in(const CheckContext& ctx) {
+  const Precision pr = ctx.precision;
+  const double u = unit_roundoff(pr);
+  const HeadsInputs in = heads_inputs();
+  const MhaCrossCase c = mha_cross_case(ctx.goldens);
+  MhaOptions<double> additive = c.additive;
+  additive.attn_bias = rounded_to(pr, *additive.attn_bias);
+  struct Case {
+    const char* name;
+    xt::xtensor<double, 3> query, kv;
+    MhaParameters<double> p;
+    std::size_t heads;
+    MhaOptions<double> o;
+  };
+  const xt::xtensor<double, 3> x = xt::reshape_view(rounded_to(pr, in.x), std::array<std::size_t, 3>{1, in.x.shape(0), in.x.shape(1)});
+  const std::vector<Case> cases = {{"self-attention 16 × 4 heads, n = 6", x, x, rounded(pr, in.p), 4, {}},
+                                   {"cross-attention, bool + padding masks", rounded_to(pr, c.query), rounded_to(pr, c.kv), rounded(pr, c.p), 4, c.masked},
+                                   {"cross-attention, additive mask", rounded_to(pr, c.query), rounded_to(pr, c.kv), rounded(pr, c.p), 4, additive}};
+  double worst = 0;
+  std::vector<std::string> parts;
+  for (const Case& k : cases) {
+    const auto r = ctx.backend.multi_head_attention(k.query, k.kv, k.kv, k.p, k.heads, k.o);
+    const auto ref = backends::plain()->multi_head_attention(k.query, k.kv, k.kv, k.p, k.heads, k.o);
+    const MhaErrorBound bound = mha_error_bound(k.query, k.kv, k.kv, k.p, k.heads, k.o, u);
+    double o = max_abs_diff(r.output, ref.output) / bound.output, w = max_abs_diff(r.weights, ref.weights) / bound.weights;
+    if (std::isnan(o)) o = kInf;  // std::max drops a NaN: it must fail
+    if (std::isnan(w)) w = kInf;
+    worst = std::max({worst, o, w});
+    parts.push_back(fmt::format("{}: output error {:.2e} of its bound ({:.2e}), weights {:.2e} of theirs ({:.2e})", k.name, o, bound.output, w,
+                                bound.weights));
+  }
+  return {worst, fmt::format("largest error over its bound, against our float64 module on the inputs and parameters rounded to {}: "
+                             "{:.3f}; {}", to_string(pr), worst, fmt::join(parts, "; "))};
+}
+
 Measurement mha_matches_torch(const CheckContext& ctx) {
+  if (ctx.precision != Precision::float64) return mha_matches_reference_in(ctx);
   const HeadsInputs in = heads_inputs();
   // Our torch streams must give torch's parameters and input bit for bit.
   auto golden = [&](const char* name) { return load_golden(ctx.goldens, name); };
@@ -92,19 +155,12 @@ Measurement mha_matches_torch(const CheckContext& ctx) {
   const double o = max_abs_diff(r.output, golden("heads.out_torch.npy"));
   const double w = max_abs_diff(r.weights, golden("heads.w_torch.npy"));
   // torch initialises both biases to zero, so the case above cannot see a candidate that drops
-  // them: torch's cross-attention case (masking_goldens.py) has non-zero biases, batch 2, a bool
-  // attn_mask with a key_padding_mask, and an additive float mask.
+  // them: torch's cross-attention case has non-zero biases (mha_cross_case).
+  const MhaCrossCase c = mha_cross_case(ctx.goldens);
   auto cross = [&](const char* name) { return npy::load_double(ctx.goldens / "masking" / fmt::format("mha_cross.{}.npy", name)); };
-  const MhaParameters<double> p{cross("in_proj_weight"), cross("in_proj_bias"), cross("out_proj_weight"), cross("out_proj_bias")};
-  const xt::xtensor<double, 3> query = cross("query"), kv = cross("kv");
   const std::size_t heads = 4;
-  MhaOptions<double> masked;
-  masked.attn_mask = xt::xarray<bool>(xt::not_equal(cross("blocked"), 0.0));
-  masked.key_padding_mask = xt::xarray<bool>(xt::not_equal(cross("padding"), 0.0));
-  MhaOptions<double> additive;
-  additive.attn_bias = cross("additive");
-  const auto rb = ctx.backend.multi_head_attention(query, kv, kv, p, heads, masked);
-  const auto ra = ctx.backend.multi_head_attention(query, kv, kv, p, heads, additive);
+  const auto rb = ctx.backend.multi_head_attention(c.query, c.kv, c.kv, c.p, heads, c.masked);
+  const auto ra = ctx.backend.multi_head_attention(c.query, c.kv, c.kv, c.p, heads, c.additive);
   const double biased = std::max({max_abs_diff(rb.output, cross("out_bool")), max_abs_diff(rb.weights, cross("weights_bool")),
                                   max_abs_diff(ra.output, cross("out_additive")), max_abs_diff(ra.weights, cross("weights_additive"))});
   const double worst = std::max({params, o, w, biased});
@@ -116,13 +172,13 @@ Measurement mha_matches_torch(const CheckContext& ctx) {
 }
 
 // nn.MultiheadAttention with its in- and out-projection biases dropped (torch's initial zeros).
-class MhaBiasesDropped : public backends::Decorator {
+class MhaBiasesDropped : public MhaBreak<MhaBiasesDropped> {
  public:
-  MhaBiasesDropped() : Decorator(backends::plain(), "multi-head biases dropped") {}
-  MhaResult<double, 3> multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
-                                            const xt::xtensor<double, 3>& value, const MhaParameters<double>& p, std::size_t heads,
-                                            const MhaOptions<double>& o) const override {
-    MhaParameters<double> unbiased = p;
+  MhaBiasesDropped() : MhaBreak(backends::plain(), "multi-head biases dropped") {}
+  template <class T>
+  MhaResult<T, 3> broken(const xt::xtensor<T, 3>& query, const xt::xtensor<T, 3>& key, const xt::xtensor<T, 3>& value,
+                         const MhaParameters<T>& p, std::size_t heads, const MhaOptions<T>& o) const {
+    MhaParameters<T> unbiased = p;
     unbiased.in_proj_bias.fill(0);
     unbiased.out_proj_bias.fill(0);
     return base().multi_head_attention(query, key, value, unbiased, heads, o);
@@ -132,37 +188,37 @@ class MhaBiasesDropped : public backends::Decorator {
 // nn.MultiheadAttention composed by hand with one bug: heads reading interleaved columns (head
 // h takes h, h + H, h + 2H, ...: a (S, dh, H) reshape in place of (S, H, dh)), or the 1/√dh
 // scale dropped. Masks are not applied (the claim's case has none).
-class MhaComposed : public backends::Decorator {
+class MhaComposed : public MhaBreak<MhaComposed> {
  public:
   MhaComposed(bool interleaved, std::optional<double> scale, const std::string& name)
-      : Decorator(backends::plain(), name), interleaved_(interleaved), scale_(scale) {}
-  MhaResult<double, 3> multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
-                                            const xt::xtensor<double, 3>& value, const MhaParameters<double>& p, std::size_t heads,
-                                            const MhaOptions<double>&) const override {
+      : MhaBreak(backends::plain(), name), interleaved_(interleaved), scale_(scale) {}
+  template <class T>
+  MhaResult<T, 3> broken(const xt::xtensor<T, 3>& query, const xt::xtensor<T, 3>& key, const xt::xtensor<T, 3>& value,
+                         const MhaParameters<T>& p, std::size_t heads, const MhaOptions<T>&) const {
     const std::size_t B = query.shape(0), d = p.in_proj_weight.shape(1), dh = d / heads, Sq = query.shape(1), Sk = key.shape(1);
     auto column = [&](std::size_t h, std::size_t c) { return interleaved_ ? c * heads + h : h * dh + c; };
     // (B, S, d) projected, then head h's dh columns gathered: (B, H, S, dh).
-    auto heads_of = [&](const xt::xtensor<double, 3>& x, std::size_t which, std::size_t S) {
-      Tensor4<double> out = xt::zeros<double>({B, heads, S, dh});
+    auto heads_of = [&](const xt::xtensor<T, 3>& x, std::size_t which, std::size_t S) {
+      Tensor4<T> out = xt::zeros<T>({B, heads, S, dh});
       for (std::size_t b = 0; b < B; ++b) {
-        const Matrix y = detail::mha_project<double>(xt::view(x, b), p, which, d);
+        const xt::xtensor<T, 2> y = detail::mha_project<T>(xt::view(x, b), p, which, d);
         for (std::size_t h = 0; h < heads; ++h)
           for (std::size_t s = 0; s < S; ++s)
             for (std::size_t c = 0; c < dh; ++c) out(b, h, s, c) = y(s, column(h, c));
       }
       return out;
     };
-    AttentionOptions<double> o;
-    o.scale = scale_.value_or(1.0 / std::sqrt(double(dh)));
+    AttentionOptions<T> o;
+    o.scale = T(scale_.value_or(1.0 / std::sqrt(double(dh))));
     o.return_weights = true;
     const auto r = base().attention(heads_of(query, 0, Sq), heads_of(key, 1, Sk), heads_of(value, 2, Sk), o);
-    MhaResult<double, 3> out{xt::zeros<double>({B, Sq, d}), r.weights};
+    MhaResult<T, 3> out{xt::zeros<T>({B, Sq, d}), r.weights};
     for (std::size_t b = 0; b < B; ++b) {
-      Matrix concat = xt::zeros<double>({Sq, d});
+      xt::xtensor<T, 2> concat = xt::zeros<T>({Sq, d});
       for (std::size_t h = 0; h < heads; ++h)
         for (std::size_t s = 0; s < Sq; ++s)
           for (std::size_t c = 0; c < dh; ++c) concat(s, column(h, c)) = r.output(b, h, s, c);
-      Matrix y = matmul<double>(concat, xt::transpose(p.out_proj_weight));
+      xt::xtensor<T, 2> y = matmul<T>(concat, xt::transpose(p.out_proj_weight));
       y += xt::view(p.out_proj_bias, xt::newaxis(), xt::all());
       xt::view(out.output, b) = y;
     }

@@ -58,7 +58,8 @@ Measurement mha_fully_masked_row(const CheckContext& ctx); // masking_mha.cpp
 
 /// (B, Sq): which queries of an nn.MultiheadAttention call see no key under its options
 /// (attn_mask (Sq, Sk) true = blocked, key_padding_mask (B, Sk), causal top-left): our truth.
-xt::xtensor<bool, 2> mha_rows_without_key(const MhaOptions<double>& o, std::size_t B, std::size_t sq, std::size_t sk);
+template <class T>
+xt::xtensor<bool, 2> mha_rows_without_key(const MhaOptions<T>& o, std::size_t B, std::size_t sq, std::size_t sk);
 
 /// The lesson: listing and checks with their negative controls (masking_lesson.cpp).
 Lesson lesson();

@@ -14,6 +14,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "backends/backend.hpp"
+#include "lessons/mha_break.hpp"
 #include "kernels/reference/attention.hpp"
 #include "lessons/attention/attention_break.hpp"
 
@@ -122,14 +123,13 @@ class Float16SoftmaxUnshifted : public backends::Decorator {
 
 /// nn.MultiheadAttention wrong at a query with no visible key (masking_mha.cpp): NaN weights and
 /// output there, as torch's module returns; or a zero output, the output projection's bias dropped.
-class MhaRowWithoutKey : public backends::Decorator {
+class MhaRowWithoutKey : public MhaBreak<MhaRowWithoutKey> {
  public:
   enum class Bug { nan_as_torch, bias_dropped };
   MhaRowWithoutKey(std::shared_ptr<const Backend> base, std::string name, Bug bug);
-  using Decorator::multi_head_attention;
-  MhaResult<double, 3> multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
-                                            const xt::xtensor<double, 3>& value, const MhaParameters<double>& p, std::size_t heads,
-                                            const MhaOptions<double>& o) const override;
+  template <class T>
+  MhaResult<T, 3> broken(const xt::xtensor<T, 3>& query, const xt::xtensor<T, 3>& key, const xt::xtensor<T, 3>& value,
+                         const MhaParameters<T>& p, std::size_t heads, const MhaOptions<T>& o) const;
 
  private:
   Bug bug_;

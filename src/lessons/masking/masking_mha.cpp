@@ -16,10 +16,12 @@
 #include "lessons/masking/masking_broken_backends.hpp"
 #include "numeric/compare.hpp"
 #include "numeric/numpy_random.hpp"
+#include "numeric/precision.hpp"
 
 namespace vl::lessons::masking {
 
-xt::xtensor<bool, 2> mha_rows_without_key(const MhaOptions<double>& o, std::size_t B, std::size_t sq, std::size_t sk) {
+template <class T>
+xt::xtensor<bool, 2> mha_rows_without_key(const MhaOptions<T>& o, std::size_t B, std::size_t sq, std::size_t sk) {
   xt::xtensor<bool, 2> none = xt::zeros<bool>({B, sq});
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t i = 0; i < sq; ++i) {
@@ -33,6 +35,8 @@ xt::xtensor<bool, 2> mha_rows_without_key(const MhaOptions<double>& o, std::size
     }
   return none;
 }
+template xt::xtensor<bool, 2> mha_rows_without_key(const MhaOptions<double>&, std::size_t, std::size_t, std::size_t);
+template xt::xtensor<bool, 2> mha_rows_without_key(const MhaOptions<float>&, std::size_t, std::size_t, std::size_t);
 
 namespace {
 
@@ -69,7 +73,12 @@ MhaCase draw_case() {
 Measurement mha_fully_masked_row(const CheckContext& ctx) {
   // Over the rows with no visible key: the largest |weight| and |y − out_proj.bias| (NaN: ∞);
   // every other row must be finite (a module that is NaN everywhere proves nothing here).
-  const MhaCase c = draw_case();
+  MhaCase c = draw_case();
+  // As the backend holds them: rounded once to the precision it computes in (out_proj.bias too,
+  // the value the rows without a key must return exactly).
+  c.x = rounded_to(ctx.precision, c.x);
+  c.p = {rounded_to(ctx.precision, c.p.in_proj_weight), rounded_to(ctx.precision, c.p.in_proj_bias),
+         rounded_to(ctx.precision, c.p.out_proj_weight), rounded_to(ctx.precision, c.p.out_proj_bias)};
   const std::size_t B = c.x.shape(0), S = c.x.shape(1), d = c.x.shape(2), H = 2;
   const MhaResult<double, 3> r = ctx.backend.multi_head_attention(c.x, c.x, c.x, c.p, H, c.o);
   const xt::xtensor<bool, 2> none = mha_rows_without_key(c.o, B, S, S);
@@ -105,23 +114,24 @@ Measurement mha_fully_masked_row(const CheckContext& ctx) {
 // The broken modules: our plain module, then the rows with no visible key rewritten.
 
 MhaRowWithoutKey::MhaRowWithoutKey(std::shared_ptr<const Backend> base, std::string name, Bug bug)
-    : Decorator(std::move(base), std::move(name)), bug_(bug) {}
+    : MhaBreak(std::move(base), std::move(name)), bug_(bug) {}
 
-MhaResult<double, 3> MhaRowWithoutKey::multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
-                                                            const xt::xtensor<double, 3>& value, const MhaParameters<double>& p,
-                                                            std::size_t heads, const MhaOptions<double>& o) const {
-  MhaResult<double, 3> r = base().multi_head_attention(query, key, value, p, heads, o);
+template <class T>
+MhaResult<T, 3> MhaRowWithoutKey::broken(const xt::xtensor<T, 3>& query, const xt::xtensor<T, 3>& key, const xt::xtensor<T, 3>& value,
+                                         const MhaParameters<T>& p, std::size_t heads, const MhaOptions<T>& o) const {
+  MhaResult<T, 3> r = base().multi_head_attention(query, key, value, p, heads, o);
   const xt::xtensor<bool, 2> none = mha_rows_without_key(o, query.shape(0), query.shape(1), key.shape(1));
-  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const T nan = std::numeric_limits<T>::quiet_NaN();
   for (std::size_t b = 0; b < none.shape(0); ++b)
     for (std::size_t i = 0; i < none.shape(1); ++i) {
       if (!none(b, i)) continue;
       // torch: softmax over an all −∞ row is 0/0 = NaN, and out_proj carries it to every column;
       // bias dropped: the zero head output left as the module's output.
-      xt::view(r.output, b, i) = bug_ == Bug::nan_as_torch ? nan : 0.0;
+      xt::view(r.output, b, i) = bug_ == Bug::nan_as_torch ? nan : T(0);
       if (bug_ == Bug::nan_as_torch && r.weights.size()) xt::view(r.weights, b, xt::all(), i) = nan;
     }
   return r;
 }
+VL_MHA_BREAK_PRECISIONS(MhaRowWithoutKey)
 
 }  // namespace vl::lessons::masking
