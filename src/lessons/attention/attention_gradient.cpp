@@ -13,6 +13,8 @@
 #include "kernels/reference/matmul.hpp"
 #include "lessons/attention/attention.hpp"
 #include "lessons/attention/attention_common.hpp"
+#include "lessons/attention_backward_error_bound.hpp"
+#include "numeric/precision.hpp"
 
 namespace vl::lessons::attention {
 
@@ -101,12 +103,32 @@ Measurement backward_finite_differences(const CheckContext& ctx) {
           fmt::format("max |backward − central difference (h = 1e-5)| over {} entries: {:.2e} ({})", entries, worst, where)};
 }
 
+// In a precision other than float64: the backend's gradients on q, k, v, dO rounded once to it,
+// against our plain backward in float64 on the same rounded numbers, each over its bound
+// (lessons/attention_backward_error_bound.hpp).
+Measurement backward_matches_reference_in(const CheckContext& ctx, const Tensor4<double>& q0, const Tensor4<double>& k0,
+                                          const Tensor4<double>& v0, const Tensor4<double>& g0, const AttentionOptions<double>& o) {
+  const Precision p = ctx.precision;
+  const Tensor4<double> q = rounded_to(p, q0), k = rounded_to(p, k0), v = rounded_to(p, v0), g = rounded_to(p, g0);
+  const auto got = ctx.backend.attention_backward(q, k, v, g, o);
+  const auto ref = backends::plain()->attention_backward(q, k, v, g, o);
+  const BackwardErrorBound bound = attention_backward_error_bound(q, k, v, g, o, unit_roundoff(p));
+  auto ratio = [](double err, double b) { return std::isnan(err) ? kInf : err / b; };
+  const double dq = ratio(max_abs_diff(got.dq, ref.dq), bound.dq), dk = ratio(max_abs_diff(got.dk, ref.dk), bound.dk),
+               dv = ratio(max_abs_diff(got.dv, ref.dv), bound.dv);
+  const double worst = std::max({dq, dk, dv});
+  return {worst, fmt::format("causal, 2 heads, n=5, d=4, against our float64 backward on the inputs rounded to {}: error over its "
+                             "bound: dQ {:.2e} of its bound ({:.2e}), dK {:.2e} of its bound ({:.2e}), dV {:.2e} of its bound ({:.2e})",
+                             to_string(p), dq, bound.dq, dk, bound.dk, dv, bound.dv)};
+}
+
 Measurement backward_matches_torch(const CheckContext& ctx) {
   numpy::Generator rng(13);
   const Tensor4<double> q = draw4(rng, {1, 2, 5, 4}), k = draw4(rng, {1, 2, 5, 4}), v = draw4(rng, {1, 2, 5, 4}),
                         g = draw4(rng, {1, 2, 5, 4});
   AttentionOptions<double> o;
   o.causal = true;
+  if (ctx.precision != Precision::float64) return backward_matches_reference_in(ctx, q, k, v, g, o);
   const auto grads = ctx.backend.attention_backward(q, k, v, g, o);
   const double dq = max_abs_diff(grads.dq, load_golden(ctx.goldens, "grad_causal.dq.npy"));
   const double dk = max_abs_diff(grads.dk, load_golden(ctx.goldens, "grad_causal.dk.npy"));
