@@ -53,5 +53,9 @@ MhaResult<float, 3> FusedBackend::multi_head_attention(const ops::Tensor3Of<floa
 Matrix FusedBackend::linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const {
   return vl::linear_attention_chunked_fast<double>(pq, pk, v, chunk);
 }
+ops::MatrixOf<float> FusedBackend::linear_chunked(const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk,
+                                                  const ops::MatrixOf<float>& v, std::size_t chunk) const {
+  return vl::linear_attention_chunked_fast<float>(pq, pk, v, chunk);
+}
 
 }  // namespace vl::backends

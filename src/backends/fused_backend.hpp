@@ -33,6 +33,8 @@ class FusedBackend : public Backend {
                                           const ops::Tensor3Of<float>& value, const MhaParameters<float>& p, std::size_t heads,
                                           const MhaOptions<float>& o) const override;
   Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
+  ops::MatrixOf<float> linear_chunked(const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk, const ops::MatrixOf<float>& v,
+                                      std::size_t chunk) const override;
 };
 
 }  // namespace vl::backends

@@ -65,6 +65,7 @@ std::string InFloat32::summary() const { return base_->summary() + ", in float32
 
 bool InFloat32::supports(Need need) const {
   const bool float32 = need.op == Op::attention || need.op == Op::attention_backward || need.op == Op::multi_head_attention ||
+                       need.op == Op::linear_parallel || need.op == Op::linear_recurrent || need.op == Op::linear_chunked ||
                        need.op == Op::linear_family;
   return float32 && need.option != Option::storage_rounding && base_->supports(need);
 }
@@ -95,6 +96,16 @@ MhaResult<double, 3> InFloat32::multi_head_attention(const Tensor3& query, const
   return {as<double>(r.output), as<double>(r.weights)};
 }
 
+Matrix InFloat32::linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const {
+  return as<double>(base_->linear_parallel(as<float>(pq), as<float>(pk), as<float>(v)));
+}
+Matrix InFloat32::linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const {
+  return as<double>(base_->linear_recurrent(as<float>(pq), as<float>(pk), as<float>(v)));
+}
+Matrix InFloat32::linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const {
+  return as<double>(base_->linear_chunked(as<float>(pq), as<float>(pk), as<float>(v), chunk));
+}
+
 FamilyResult<double> InFloat32::linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const {
   FamilyInputs<float> f{as<float>(in.q), as<float>(in.k), as<float>(in.v), as<float>(in.g), as<float>(in.beta), std::nullopt};
   if (in.past) f.past = as<float>(*in.past);
@@ -114,6 +125,18 @@ MhaResult<float, 3> InFloat32::multi_head_attention(const ops::Tensor3Of<float>&
                                                     const ops::Tensor3Of<float>& value, const MhaParameters<float>& p,
                                                     std::size_t heads, const MhaOptions<float>& o) const {
   return base_->multi_head_attention(query, key, value, p, heads, o);
+}
+ops::MatrixOf<float> InFloat32::linear_parallel(const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk,
+                                                const ops::MatrixOf<float>& v) const {
+  return base_->linear_parallel(pq, pk, v);
+}
+ops::MatrixOf<float> InFloat32::linear_recurrent(const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk,
+                                                 const ops::MatrixOf<float>& v) const {
+  return base_->linear_recurrent(pq, pk, v);
+}
+ops::MatrixOf<float> InFloat32::linear_chunked(const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk,
+                                               const ops::MatrixOf<float>& v, std::size_t chunk) const {
+  return base_->linear_chunked(pq, pk, v, chunk);
 }
 FamilyResult<float> InFloat32::linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const {
   return base_->linear_family(in, o);

@@ -56,6 +56,18 @@ Matrix PlainBackend::linear_recurrent(const Matrix& pq, const Matrix& pk, const 
 Matrix PlainBackend::linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const {
   return vl::linear_attention_chunked<double>(pq, pk, v, chunk);
 }
+ops::MatrixOf<float> PlainBackend::linear_parallel(const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk,
+                                                   const ops::MatrixOf<float>& v) const {
+  return vl::linear_attention_parallel<float>(pq, pk, v);
+}
+ops::MatrixOf<float> PlainBackend::linear_recurrent(const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk,
+                                                    const ops::MatrixOf<float>& v) const {
+  return vl::linear_attention_recurrent<float>(pq, pk, v);
+}
+ops::MatrixOf<float> PlainBackend::linear_chunked(const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk,
+                                                  const ops::MatrixOf<float>& v, std::size_t chunk) const {
+  return vl::linear_attention_chunked<float>(pq, pk, v, chunk);
+}
 FamilyResult<double> PlainBackend::linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const {
   return vl::linear_family<double>(in, o);
 }

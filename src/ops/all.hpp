@@ -81,12 +81,19 @@ using MhaResult3 = MhaResult<T, 3>;
   O(ops::LinearParallel, linear_parallel)                                                                                     \
   X(ops::LinearParallel, ops::Matrix, linear_parallel, (const ops::Matrix& pq, const ops::Matrix& pk, const ops::Matrix& v),  \
     (pq, pk, v))                                                                                                                \
+  X(ops::LinearParallel, ops::MatrixOf<float>, linear_parallel,                                                               \
+    (const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk, const ops::MatrixOf<float>& v), (pq, pk, v))            \
   O(ops::LinearRecurrent, linear_recurrent)                                                                                   \
   X(ops::LinearRecurrent, ops::Matrix, linear_recurrent, (const ops::Matrix& pq, const ops::Matrix& pk, const ops::Matrix& v),\
     (pq, pk, v))                                                                                                                \
+  X(ops::LinearRecurrent, ops::MatrixOf<float>, linear_recurrent,                                                             \
+    (const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk, const ops::MatrixOf<float>& v), (pq, pk, v))            \
   O(ops::LinearChunked, linear_chunked)                                                                                        \
   X(ops::LinearChunked, ops::Matrix, linear_chunked,                                                                           \
     (const ops::Matrix& pq, const ops::Matrix& pk, const ops::Matrix& v, std::size_t chunk), (pq, pk, v, chunk))              \
+  X(ops::LinearChunked, ops::MatrixOf<float>, linear_chunked,                                                                  \
+    (const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk, const ops::MatrixOf<float>& v, std::size_t chunk),       \
+    (pq, pk, v, chunk))                                                                                                         \
   O(ops::LinearFamily, linear_family)                                                                                         \
   X(ops::LinearFamily, FamilyResult<double>, linear_family, (const FamilyInputs<double>& in, const FamilyOptions& o), (in, o))\
   X(ops::LinearFamily, FamilyResult<float>, linear_family, (const FamilyInputs<float>& in, const FamilyOptions& o), (in, o))  \

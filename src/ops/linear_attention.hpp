@@ -21,22 +21,23 @@ template <class Form>
 struct LinearAttentionForm {
   static constexpr const char* request = "linear_attention";
 
-  template <class... Chunk>
-  static std::vector<ResultShape> result_shapes(const Matrix& y, const Matrix& pq, const Matrix&, const Matrix& v, Chunk...) {
+  template <class T, class... Chunk>
+  static std::vector<ResultShape> result_shapes(const MatrixOf<T>& y, const MatrixOf<T>& pq, const MatrixOf<T>&, const MatrixOf<T>& v,
+                                                Chunk...) {
     return {{"y", "a linear-attention output", shape_of(y), {pq.shape(0), v.shape(1)}}};
   }
-  template <class Request, class... Chunk>
-  static void encode(Request& r, const Matrix& pq, const Matrix& pk, const Matrix& v, Chunk... chunk) {
-    r.input("phi_q", xt::xarray<double>(pq));
-    r.input("phi_k", xt::xarray<double>(pk));
-    r.input("v", xt::xarray<double>(v));
+  template <class Request, class T, class... Chunk>
+  static void encode(Request& r, const MatrixOf<T>& pq, const MatrixOf<T>& pk, const MatrixOf<T>& v, Chunk... chunk) {
+    r.input("phi_q", xt::xarray<T>(pq));
+    r.input("phi_k", xt::xarray<T>(pk));
+    r.input("v", xt::xarray<T>(v));
     r.attrs["form"] = Form::form;
     r.attrs["chunk"] = (std::size_t(0) + ... + chunk);  // 0 for the forms without chunks
     r.output("y");
   }
-  template <class Request, class... Chunk>
-  static Matrix decode(Request& r, const Matrix&, const Matrix&, const Matrix&, Chunk...) {
-    return r.template result<double, 2>("y");
+  template <class Request, class T, class... Chunk>
+  static MatrixOf<T> decode(Request& r, const MatrixOf<T>&, const MatrixOf<T>&, const MatrixOf<T>&, Chunk...) {
+    return r.template result<T, 2>("y");
   }
 };
 

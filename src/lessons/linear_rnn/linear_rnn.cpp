@@ -13,6 +13,7 @@
 #include "kernels/reference/feature_map.hpp"
 #include "kernels/reference/linear_attention.hpp"
 #include "numeric/compare.hpp"
+#include "numeric/precision.hpp"
 #include "lessons/linear_rnn/linear_rnn.hpp"
 #include "numeric/numpy_compare.hpp"
 #include "numeric/numpy_format.hpp"
@@ -219,17 +220,20 @@ Measurement phi_positive(const FeatureMap& phi) {
 Measurement convex_combination(const CheckContext& ctx) {
   // o_t must lie in [min_{j≤t} v_j, max_{j≤t} v_j] column by column, up to tolerance·max|v|;
   // each form the backend has is judged on its own.
-  const Findings found = over_each_form(forms_of(ctx.backend, 3), "inside", [](const Form& form) {
+  // The values as the backend holds them: rounded once to the precision it computes in.
+  const Precision p = ctx.precision;
+  const Findings found = over_each_form(forms_of(ctx.backend, 3), "inside", [p](const Form& form) {
     Finding f;
     for (const Case& c : kCases) {
       const Inputs in = draw_inputs(c.n, c.d_k, c.d_v, 2000 + c.n);
-      const double scale = xt::amax(xt::abs(in.v))();
+      const Matrix v = rounded_to(p, in.v);
+      const double scale = xt::amax(xt::abs(v))();
       const Matrix o = form.run(in.pq, in.pk, in.v);
       for (std::size_t col = 0; col < c.d_v; ++col) {
         double lo = std::numeric_limits<double>::infinity(), hi = -lo;
         for (std::size_t t = 0; t < c.n; ++t) {
-          lo = std::min(lo, in.v(t, col));
-          hi = std::max(hi, in.v(t, col));
+          lo = std::min(lo, v(t, col));
+          hi = std::max(hi, v(t, col));
           const double out = o(t, col);
           const double excess = std::isnan(out) ? std::numeric_limits<double>::infinity()
                                                 : std::max({0.0, lo - out, out - hi}) / scale;
