@@ -148,10 +148,11 @@ def mha(inputs, attrs, wanted):
 
 def positional_encoding(inputs, attrs, wanted):
     d, base = int(attrs["dim"]), float(attrs.get("base", 10000))
-    pos = np.asarray(attrs.get("positions", range(int(attrs["length"]))), dtype=np.float64)
-    pe = np.zeros((pos.size, d))
-    i = np.arange(0, d, 2)
-    angle = pos[:, None] / base ** (i / d)
+    dtype = {"float32": np.float32, "float16": np.float16}.get(attrs.get("dtype"), np.float64)  # computed in the request's precision
+    pos = np.asarray(attrs.get("positions", range(int(attrs["length"]))), dtype=dtype)
+    pe = np.zeros((pos.size, d), dtype=dtype)
+    i = np.arange(0, d, 2, dtype=dtype)
+    angle = pos[:, None] / dtype(base) ** (i / dtype(d))
     pe[:, 0::2] = np.sin(angle)
     pe[:, 1::2] = np.cos(angle[:, : d // 2])
     return {"pe": pe}
@@ -165,7 +166,8 @@ def linear_attention(inputs, attrs, wanted):
         a = np.tril(pq @ pk.T)
         return {"y": (a @ v) / a.sum(axis=1, keepdims=True)}
     if form == "recurrent":
-        state, z, y = np.zeros((pk.shape[1], v.shape[1])), np.zeros(pk.shape[1]), np.zeros((n, v.shape[1]))
+        state, z, y = (np.zeros((pk.shape[1], v.shape[1]), v.dtype), np.zeros(pk.shape[1], v.dtype),
+                       np.zeros((n, v.shape[1]), v.dtype))
         for t in range(n):
             state += np.outer(pk[t], v[t])
             z += pk[t]
@@ -175,7 +177,8 @@ def linear_attention(inputs, attrs, wanted):
         c = int(attrs.get("chunk") or 0)
         if c <= 0:
             raise ValueError(f"chunk {c}: must be positive")
-        state, z, y = np.zeros((pk.shape[1], v.shape[1])), np.zeros(pk.shape[1]), np.zeros((n, v.shape[1]))
+        state, z, y = (np.zeros((pk.shape[1], v.shape[1]), v.dtype), np.zeros(pk.shape[1], v.dtype),
+                       np.zeros((n, v.shape[1]), v.dtype))
         for s in range(0, n, c):
             e = min(s + c, n)
             a = np.tril(pq[s:e] @ pk[s:e].T)
@@ -193,4 +196,4 @@ if __name__ == "__main__":
         "mha": mha,
         "positional_encoding": positional_encoding,
         "linear_attention": linear_attention,
-    }, attrs=["kv_lengths", "window", "first_query"], dtypes=["float64", "float32"])
+    }, attrs=["kv_lengths", "window", "first_query", "positions"], dtypes=["float64", "float32"])

@@ -129,10 +129,11 @@ def mha(inputs, attrs, wanted):
 
 def positional_encoding(inputs, attrs, wanted):
     d, base = int(attrs["dim"]), float(attrs.get("base", 10000))
-    pos = torch.tensor(attrs.get("positions", list(range(int(attrs["length"])))), dtype=torch.float64)
-    i = torch.arange(0, d, 2, dtype=torch.float64)
+    dtype = {"float32": torch.float32}.get(attrs.get("dtype"), torch.float64)  # computed in the request's precision
+    pos = torch.tensor(attrs.get("positions", list(range(int(attrs["length"])))), dtype=dtype)
+    i = torch.arange(0, d, 2, dtype=dtype)
     angle = pos[:, None] / base ** (i / d)
-    pe = torch.zeros(pos.numel(), d, dtype=torch.float64)
+    pe = torch.zeros(pos.numel(), d, dtype=dtype)
     pe[:, 0::2] = torch.sin(angle)
     pe[:, 1::2] = torch.cos(angle[:, : d // 2])
     return {"pe": pe.numpy()}
@@ -168,4 +169,4 @@ if __name__ == "__main__":
         "mha": mha,
         "positional_encoding": positional_encoding,
         "linear_attention": linear_attention,
-    }, attrs=["kv_lengths", "window", "first_query"], dtypes=["float64", "float32"])
+    }, attrs=["kv_lengths", "window", "first_query", "positions"], dtypes=["float64", "float32"])

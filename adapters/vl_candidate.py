@@ -9,8 +9,8 @@
     serve("my-attention", {"attention": attention})
 
 serve() answers the hello, then one reply line per request line until its stdin ends. Each output
-is written to the path the suite gave, as .npy, in the dtype of the request's first floating
-input (the protocol's rule), C order. Raise Unsupported("why") for an operation or an option you
+is written to the path the suite gave, as .npy, in the request's dtype (its "dtype" attr, else the
+dtype of its first floating input: the protocol's rule), C order. Raise Unsupported("why") for an operation or an option you
 lack (the claim is then not applicable); any other exception is reported as an error, with its
 traceback on stderr (the suite shows the candidate's stderr on error). stdout carries the protocol
 only: print() in an adapter goes to stderr.
@@ -28,7 +28,9 @@ class Unsupported(Exception):
     """The candidate lacks this operation or option: the claim is not applicable to it."""
 
 
-def _dtype_of(inputs):
+def _dtype_of(inputs, attrs):
+    if "dtype" in attrs:  # sent to a candidate whose hello lists "dtypes": the request's precision
+        return np.dtype({"float64": np.float64, "float32": np.float32, "float16": np.float16}[attrs["dtype"]])
     for a in inputs.values():
         if a.dtype.kind == "f":
             return a.dtype
@@ -50,7 +52,7 @@ def _answer(request, ops):
         produced = ops[op](inputs, request.get("attrs", {}), set(outputs))
     except Unsupported as e:
         return {"id": rid, "ok": False, "error": f"unsupported: {e}"}
-    dtype = _dtype_of(inputs)
+    dtype = _dtype_of(inputs, request.get("attrs", {}))
     for name, path in outputs.items():
         if name not in produced:
             return {"id": rid, "ok": False, "error": f"the adapter produced no output {name!r}"}
@@ -61,7 +63,7 @@ def _answer(request, ops):
 def serve(name, ops, attrs=(), dtypes=None):
     """Answer vl-candidate/1 requests on stdin until it ends. ops: request op -> function;
     attrs: the optional attrs the functions implement (the hello lists them: "kv_lengths",
-    "window", "first_query"; the suite sends none that is not listed); dtypes: the precisions
+    "window", "first_query", "positions"; the suite sends none that is not listed); dtypes: the precisions
     the functions compute in, in the inputs' own dtype ("float64", "float32", ...; None: the
     hello lists none, and the suite sends float64 only)."""
     out = sys.stdout

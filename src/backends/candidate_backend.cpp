@@ -51,9 +51,13 @@ class CandidateBackend::Request {
     const auto path = dir_ / (name + ".npy");
     npy::save(path, a);
     inputs_[name] = path.string();
-    // The precision of the request, for a candidate whose hello listed "dtypes" (the arrays say it too).
-    if constexpr (!std::is_same_v<T, bool>)
-      if (b_.lists_dtypes_) attrs["dtype"] = dtype_name<T>();
+    if constexpr (!std::is_same_v<T, bool>) precision<T>();  // the arrays say it too
+  }
+  /// The precision of the request ("dtype" attr), for a candidate whose hello listed "dtypes":
+  /// a request without a floating input (the positional table) says it so alone.
+  template <class T>
+  void precision() {
+    if (b_.lists_dtypes_) attrs["dtype"] = dtype_name<T>();
   }
   void output(const std::string& name) { outputs_[name] = (dir_ / (name + "_out.npy")).string(); }
   json attrs = json::object();

@@ -65,7 +65,7 @@ std::string InFloat32::summary() const { return base_->summary() + ", in float32
 
 bool InFloat32::supports(Need need) const {
   const bool float32 = need.op == Op::attention || need.op == Op::attention_backward || need.op == Op::multi_head_attention ||
-                       need.op == Op::linear_parallel || need.op == Op::linear_recurrent || need.op == Op::linear_chunked ||
+                       need.op == Op::positional_encoding || need.op == Op::linear_parallel || need.op == Op::linear_recurrent || need.op == Op::linear_chunked ||
                        need.op == Op::linear_family;
   return float32 && need.option != Option::storage_rounding && base_->supports(need);
 }
@@ -96,6 +96,9 @@ MhaResult<double, 3> InFloat32::multi_head_attention(const Tensor3& query, const
   return {as<double>(r.output), as<double>(r.weights)};
 }
 
+Matrix InFloat32::positional_encoding(const std::vector<double>& positions, std::size_t d) const {
+  return as<double>(base_->positional_encoding(std::vector<float>(positions.begin(), positions.end()), d));  // each rounded
+}
 Matrix InFloat32::linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const {
   return as<double>(base_->linear_parallel(as<float>(pq), as<float>(pk), as<float>(v)));
 }
@@ -125,6 +128,9 @@ MhaResult<float, 3> InFloat32::multi_head_attention(const ops::Tensor3Of<float>&
                                                     const ops::Tensor3Of<float>& value, const MhaParameters<float>& p,
                                                     std::size_t heads, const MhaOptions<float>& o) const {
   return base_->multi_head_attention(query, key, value, p, heads, o);
+}
+ops::MatrixOf<float> InFloat32::positional_encoding(const std::vector<float>& positions, std::size_t d) const {
+  return base_->positional_encoding(positions, d);
 }
 ops::MatrixOf<float> InFloat32::linear_parallel(const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk,
                                                 const ops::MatrixOf<float>& v) const {

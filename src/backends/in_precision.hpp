@@ -6,7 +6,8 @@
 // same rounded inputs: CheckContext::precision) judges what the implementation computed in float32.
 //
 // The operations with a float32 signature in the backend interface (ops/all.hpp) run so:
-// attention, attention_backward, multi_head_attention, the linear-attention forms, linear_family.
+// attention, attention_backward, multi_head_attention, positional_encoding, the linear-attention
+// forms, linear_family.
 // Every other operation, and attention's storage
 // rounding (an emulation of float16 in the working precision), is lacked in float32: a claim
 // that needs one is not applicable there, with that reason.
@@ -36,6 +37,7 @@ class InFloat32 : public Backend {
                                                    const Tensor4<double>& d_out, const AttentionOptions<double>& o) const override;
   MhaResult<double, 3> multi_head_attention(const Tensor3& query, const Tensor3& key, const Tensor3& value,
                                             const MhaParameters<double>& p, std::size_t heads, const MhaOptions<double>& o) const override;
+  Matrix positional_encoding(const std::vector<double>& positions, std::size_t d) const override;
   Matrix linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
   Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
   Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
@@ -48,6 +50,7 @@ class InFloat32 : public Backend {
   MhaResult<float, 3> multi_head_attention(const ops::Tensor3Of<float>& query, const ops::Tensor3Of<float>& key,
                                            const ops::Tensor3Of<float>& value, const MhaParameters<float>& p, std::size_t heads,
                                            const MhaOptions<float>& o) const override;
+  ops::MatrixOf<float> positional_encoding(const std::vector<float>& positions, std::size_t d) const override;
   ops::MatrixOf<float> linear_parallel(const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk,
                                        const ops::MatrixOf<float>& v) const override;
   ops::MatrixOf<float> linear_recurrent(const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk,

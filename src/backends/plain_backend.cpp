@@ -47,6 +47,9 @@ MhaResult<float, 3> PlainBackend::multi_head_attention(const xt::xtensor<float, 
 Matrix PlainBackend::positional_encoding(const std::vector<double>& positions, std::size_t d) const {
   return vl::positional_encoding_at<double>(positions, d);
 }
+ops::MatrixOf<float> PlainBackend::positional_encoding(const std::vector<float>& positions, std::size_t d) const {
+  return vl::positional_encoding_at<float>(positions, d);
+}
 Matrix PlainBackend::linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const {
   return vl::linear_attention_parallel<double>(pq, pk, v);
 }

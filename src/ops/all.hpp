@@ -78,6 +78,8 @@ using MhaResult3 = MhaResult<T, 3>;
   O(ops::PositionalEncoding, positional_encoding)                                                                              \
   X(ops::PositionalEncoding, ops::Matrix, positional_encoding, (const std::vector<double>& positions, std::size_t d),          \
     (positions, d))                                                                                                             \
+  X(ops::PositionalEncoding, ops::MatrixOf<float>, positional_encoding, (const std::vector<float>& positions, std::size_t d), \
+    (positions, d))                                                                                                             \
   O(ops::LinearParallel, linear_parallel)                                                                                     \
   X(ops::LinearParallel, ops::Matrix, linear_parallel, (const ops::Matrix& pq, const ops::Matrix& pk, const ops::Matrix& v),  \
     (pq, pk, v))                                                                                                                \

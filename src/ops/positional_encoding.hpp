@@ -3,7 +3,7 @@
 // positions (kernels/reference/positional_encoding.hpp computes it).
 //
 //   in   positions (n), the width d      out  PE (n, d)
-//   vl-candidate/1  request "positional_encoding": attrs length, dim, base, positions → pe
+//   vl-candidate/1  request "positional_encoding": attrs length, dim, base [, positions] → pe
 #include <cstddef>
 #include <vector>
 
@@ -18,20 +18,32 @@ struct PositionalEncoding {
   static constexpr const char* name = "positional-encoding";
   static constexpr const char* request = "positional_encoding";
 
-  static std::vector<ResultShape> result_shapes(const Matrix& pe, const std::vector<double>& positions, std::size_t d) {
+  template <class T>
+  static std::vector<ResultShape> result_shapes(const MatrixOf<T>& pe, const std::vector<T>& positions, std::size_t d) {
     return {{"pe", "a positional-encoding table", shape_of(pe), {positions.size(), d}}};
   }
-  template <class Request>
-  static void encode(Request& r, const std::vector<double>& positions, std::size_t d) {
+  /// The first version's request is the table at 0 … length − 1; rows at other positions need
+  /// the attr `positions`, sent only to a candidate whose hello lists it (docs/candidates.md):
+  /// to another such a request is refused (not applicable), never sent with a field it ignores.
+  template <class Request, class T>
+  static void encode(Request& r, const std::vector<T>& positions, std::size_t d) {
+    bool in_order = true;
+    for (std::size_t i = 0; i < positions.size(); ++i) in_order = in_order && positions[i] == T(i);
     r.attrs["length"] = positions.size();
     r.attrs["dim"] = d;
     r.attrs["base"] = 10000;
-    r.attrs["positions"] = positions;  // an addition to the first fields: rows at these positions (default 0 … length − 1)
+    r.template precision<T>();  // no floating input carries it
+    if (!in_order) {
+      if (!r.knows("positions"))
+        r.refuse("its hello lists no attr 'positions' (vl-candidate/1's rows at given positions; the first version's table "
+                 "starts at 0)");
+      r.attrs["positions"] = std::vector<double>(positions.begin(), positions.end());
+    }
     r.output("pe");
   }
-  template <class Request>
-  static Matrix decode(Request& r, const std::vector<double>&, std::size_t) {
-    return r.template result<double, 2>("pe");
+  template <class Request, class T>
+  static MatrixOf<T> decode(Request& r, const std::vector<T>&, std::size_t) {
+    return r.template result<T, 2>("pe");
   }
 };
 
