@@ -5,12 +5,10 @@
 // check's own float64 reasoning (a property, a bound, a reference computed in float64 from the
 // same rounded inputs: CheckContext::precision) judges what the implementation computed in float32.
 //
-// The operations with a float32 signature in the backend interface (ops/all.hpp) run so:
-// attention, attention_backward, multi_head_attention, positional_encoding, the linear-attention
-// forms, linear_family.
-// Every other operation, and attention's storage
-// rounding (an emulation of float16 in the working precision), is lacked in float32: a claim
-// that needs one is not applicable there, with that reason.
+// Every operation of the interface (ops/all.hpp) has a float32 signature, and runs so. A float32
+// call from a check that computes in float32 itself (the seed's float32 fixture) goes to the
+// backend as it is. Attention's storage rounding (an emulation of float16 in the working
+// precision) is lacked in float32: a claim that needs it is not applicable there, with that reason.
 #include <memory>
 
 #include "backends/backend.hpp"
@@ -22,14 +20,16 @@ namespace vl::backends {
 /// when it computes in float32 (Backend::precisions), else nullptr (it does not compute in p).
 std::shared_ptr<const Backend> computing_in(Precision p, std::shared_ptr<const Backend> backend);
 
-class InFloat32 : public Backend {
+class InFloat32 : public Decorator {
  public:
   explicit InFloat32(std::shared_ptr<const Backend> base);
-  std::string name() const override;
+  std::string name() const override { return base().name(); }
   std::string summary() const override;
-  bool ours() const override { return base_->ours(); }
   std::vector<Precision> precisions() const override { return {Precision::float32}; }
   bool supports(Need need) const override;
+  using Decorator::attention, Decorator::attention_backward, Decorator::multi_head_attention, Decorator::positional_encoding,
+      Decorator::linear_parallel, Decorator::linear_recurrent, Decorator::linear_chunked, Decorator::linear_family,
+      Decorator::layer_norm, Decorator::encoder_layer, Decorator::decoder_layer, Decorator::decoder_step, Decorator::shift_right;
 
   AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
                                        const AttentionOptions<double>& o) const override;
@@ -42,28 +42,17 @@ class InFloat32 : public Backend {
   Matrix linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const override;
   Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
   FamilyResult<double> linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const override;
-  // A check that computes in float32 itself (the seed's float32 fixture) calls these: as they are.
-  AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                      const AttentionOptions<float>& o) const override;
-  AttentionGradients<float, 4> attention_backward(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
-                                                  const Tensor4<float>& d_out, const AttentionOptions<float>& o) const override;
-  MhaResult<float, 3> multi_head_attention(const ops::Tensor3Of<float>& query, const ops::Tensor3Of<float>& key,
-                                           const ops::Tensor3Of<float>& value, const MhaParameters<float>& p, std::size_t heads,
-                                           const MhaOptions<float>& o) const override;
-  ops::MatrixOf<float> positional_encoding(const std::vector<float>& positions, std::size_t d) const override;
-  ops::MatrixOf<float> linear_parallel(const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk,
-                                       const ops::MatrixOf<float>& v) const override;
-  ops::MatrixOf<float> linear_recurrent(const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk,
-                                        const ops::MatrixOf<float>& v) const override;
-  ops::MatrixOf<float> linear_chunked(const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk, const ops::MatrixOf<float>& v,
-                                      std::size_t chunk) const override;
-  FamilyResult<float> linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const override;
+  Tensor3 layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const override;
+  Tensor3 encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,
+                        const MhaOptions<double>& self) const override;
+  Tensor3 decoder_layer(const Tensor3& tgt, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
+                        const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross) const override;
+  Tensor3 decoder_step(const Tensor3& x_t, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
+                       const LayerOptions& o, LayerCache<double>& cache, const MhaOptions<double>& cross) const override;
+  Tensor3 shift_right(const Tensor3& target, const xt::xtensor<double, 1>& start) const override;
 
  protected:
   std::string lacking(Need need, const std::string& why) const override;
-
- private:
-  std::shared_ptr<const Backend> base_;
 };
 
 }  // namespace vl::backends

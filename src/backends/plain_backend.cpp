@@ -96,5 +96,25 @@ Tensor3 PlainBackend::decoder_step(const Tensor3& x_t, const Tensor3& memory, co
 Tensor3 PlainBackend::shift_right(const Tensor3& target, const xt::xtensor<double, 1>& start) const {
   return vl::shift_right<double>(target, start);
 }
+ops::Tensor3Of<float> PlainBackend::layer_norm(const ops::Tensor3Of<float>& x, const LayerNormParameters<float>& p, double eps) const {
+  return vl::layer_norm<float>(x, p, eps);
+}
+ops::Tensor3Of<float> PlainBackend::encoder_layer(const ops::Tensor3Of<float>& x, const EncoderLayerParameters<float>& p, std::size_t heads,
+                                                  const LayerOptions& o, const MhaOptions<float>& self) const {
+  return vl::encoder_layer<float>(x, p, heads, o, self);
+}
+ops::Tensor3Of<float> PlainBackend::decoder_layer(const ops::Tensor3Of<float>& tgt, const ops::Tensor3Of<float>& memory,
+                                                  const DecoderLayerParameters<float>& p, std::size_t heads, const LayerOptions& o,
+                                                  const MhaOptions<float>& self, const MhaOptions<float>& cross) const {
+  return vl::decoder_layer<float>(tgt, memory, p, heads, o, self, cross);
+}
+ops::Tensor3Of<float> PlainBackend::decoder_step(const ops::Tensor3Of<float>& x_t, const ops::Tensor3Of<float>& memory,
+                                                 const DecoderLayerParameters<float>& p, std::size_t heads, const LayerOptions& o,
+                                                 LayerCache<float>& cache, const MhaOptions<float>& cross) const {
+  return vl::decoder_layer_step<float>(x_t, memory, p, heads, o, cache, cross);
+}
+ops::Tensor3Of<float> PlainBackend::shift_right(const ops::Tensor3Of<float>& target, const xt::xtensor<float, 1>& start) const {
+  return vl::shift_right<float>(target, start);
+}
 
 }  // namespace vl::backends

@@ -102,23 +102,39 @@ using MhaResult3 = MhaResult<T, 3>;
   O(ops::LayerNorm, layer_norm)                                                                                                \
   X(ops::LayerNorm, ops::Tensor3, layer_norm, (const ops::Tensor3& x, const LayerNormParameters<double>& p, double eps),       \
     (x, p, eps))                                                                                                                \
+  X(ops::LayerNorm, ops::Tensor3Of<float>, layer_norm,                                                                         \
+    (const ops::Tensor3Of<float>& x, const LayerNormParameters<float>& p, double eps), (x, p, eps))                           \
   O(ops::EncoderLayer, encoder_layer)                                                                                          \
   X(ops::EncoderLayer, ops::Tensor3, encoder_layer,                                                                            \
     (const ops::Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,                 \
      const MhaOptions<double>& self),                                                                                           \
+    (x, p, heads, o, self))                                                                                                     \
+  X(ops::EncoderLayer, ops::Tensor3Of<float>, encoder_layer,                                                                   \
+    (const ops::Tensor3Of<float>& x, const EncoderLayerParameters<float>& p, std::size_t heads, const LayerOptions& o,         \
+     const MhaOptions<float>& self),                                                                                            \
     (x, p, heads, o, self))                                                                                                     \
   O(ops::DecoderLayer, decoder_layer)                                                                                          \
   X(ops::DecoderLayer, ops::Tensor3, decoder_layer,                                                                            \
     (const ops::Tensor3& tgt, const ops::Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,          \
      const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross),                                   \
     (tgt, memory, p, heads, o, self, cross))                                                                                    \
+  X(ops::DecoderLayer, ops::Tensor3Of<float>, decoder_layer,                                                                   \
+    (const ops::Tensor3Of<float>& tgt, const ops::Tensor3Of<float>& memory, const DecoderLayerParameters<float>& p,            \
+     std::size_t heads, const LayerOptions& o, const MhaOptions<float>& self, const MhaOptions<float>& cross),                  \
+    (tgt, memory, p, heads, o, self, cross))                                                                                    \
   O(ops::DecoderStep, decoder_step)                                                                                            \
   X(ops::DecoderStep, ops::Tensor3, decoder_step,                                                                              \
     (const ops::Tensor3& x_t, const ops::Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,          \
      const LayerOptions& o, LayerCache<double>& cache, const MhaOptions<double>& cross),                                        \
     (x_t, memory, p, heads, o, cache, cross))                                                                                   \
+  X(ops::DecoderStep, ops::Tensor3Of<float>, decoder_step,                                                                     \
+    (const ops::Tensor3Of<float>& x_t, const ops::Tensor3Of<float>& memory, const DecoderLayerParameters<float>& p,            \
+     std::size_t heads, const LayerOptions& o, LayerCache<float>& cache, const MhaOptions<float>& cross),                       \
+    (x_t, memory, p, heads, o, cache, cross))                                                                                   \
   O(ops::ShiftRight, shift_right)                                                                                              \
   X(ops::ShiftRight, ops::Tensor3, shift_right, (const ops::Tensor3& target, const xt::xtensor<double, 1>& start),             \
+    (target, start))                                                                                                            \
+  X(ops::ShiftRight, ops::Tensor3Of<float>, shift_right, (const ops::Tensor3Of<float>& target, const xt::xtensor<float, 1>& start), \
     (target, start))
 // clang-format on
 

@@ -23,8 +23,9 @@ namespace vl::ops {
 struct DecoderLayer {
   static constexpr const char* name = "decoder-layer";
   static constexpr const char* request = nullptr;
-  static std::vector<ResultShape> result_shapes(const Tensor3& y, const Tensor3& tgt, const Tensor3&, const DecoderLayerParameters<double>&,
-                                                std::size_t, const LayerOptions&, const MhaOptions<double>&, const MhaOptions<double>&) {
+  template <class T>
+  static std::vector<ResultShape> result_shapes(const Tensor3Of<T>& y, const Tensor3Of<T>& tgt, const Tensor3Of<T>&, const DecoderLayerParameters<T>&,
+                                                std::size_t, const LayerOptions&, const MhaOptions<T>&, const MhaOptions<T>&) {
     return same_shape("a decoder-layer output", y, tgt);
   }
 };

@@ -32,8 +32,9 @@ struct DecoderStep {
   // One position out. The cache is the backend's own state between steps (how it keeps keys and
   // values is its business), so only the output is checked; a cache that forgets is the
   // teacher-forcing claim's to find.
-  static std::vector<ResultShape> result_shapes(const Tensor3& y, const Tensor3& x_t, const Tensor3&, const DecoderLayerParameters<double>&,
-                                                std::size_t, const LayerOptions&, const LayerCache<double>&, const MhaOptions<double>&) {
+  template <class T>
+  static std::vector<ResultShape> result_shapes(const Tensor3Of<T>& y, const Tensor3Of<T>& x_t, const Tensor3Of<T>&, const DecoderLayerParameters<T>&,
+                                                std::size_t, const LayerOptions&, const LayerCache<T>&, const MhaOptions<T>&) {
     return same_shape("a decoder-step output", y, x_t);
   }
 };

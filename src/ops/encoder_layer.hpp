@@ -36,8 +36,9 @@ namespace vl::ops {
 struct EncoderLayer {
   static constexpr const char* name = "encoder-layer";
   static constexpr const char* request = nullptr;
-  static std::vector<ResultShape> result_shapes(const Tensor3& y, const Tensor3& x, const EncoderLayerParameters<double>&, std::size_t,
-                                                const LayerOptions&, const MhaOptions<double>&) {
+  template <class T>
+  static std::vector<ResultShape> result_shapes(const Tensor3Of<T>& y, const Tensor3Of<T>& x, const EncoderLayerParameters<T>&, std::size_t,
+                                                const LayerOptions&, const MhaOptions<T>&) {
     return same_shape("an encoder-layer output", y, x);
   }
 };

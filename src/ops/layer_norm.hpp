@@ -26,7 +26,8 @@ namespace vl::ops {
 struct LayerNorm {
   static constexpr const char* name = "layer-norm";
   static constexpr const char* request = nullptr;
-  static std::vector<ResultShape> result_shapes(const Tensor3& y, const Tensor3& x, const LayerNormParameters<double>&, double) {
+  template <class T>
+  static std::vector<ResultShape> result_shapes(const Tensor3Of<T>& y, const Tensor3Of<T>& x, const LayerNormParameters<T>&, double) {
     return same_shape("a layer-norm output", y, x);
   }
 };

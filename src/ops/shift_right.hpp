@@ -16,7 +16,8 @@ namespace vl::ops {
 struct ShiftRight {
   static constexpr const char* name = "shift-right";
   static constexpr const char* request = nullptr;
-  static std::vector<ResultShape> result_shapes(const Tensor3& y, const Tensor3& target, const xt::xtensor<double, 1>&) {
+  template <class T>
+  static std::vector<ResultShape> result_shapes(const Tensor3Of<T>& y, const Tensor3Of<T>& target, const xt::xtensor<T, 1>&) {
     return same_shape("a shifted target", y, target);
   }
 };

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "backends/backend.hpp"
 #include "engine/lesson.hpp"
 #include "numeric/compare.hpp"
+#include "numeric/precision.hpp"
 #include "numeric/torch_random.hpp"
 #include "numeric/torch_transformer_init.hpp"
 
@@ -56,6 +58,15 @@ void perturbed(P& layer, torch_rng::Generator& gen, double alpha) {
   });
 }
 
+/// A layer's parameters as a backend computing in precision `p` holds them: every entry rounded once.
+template <class P>
+P rounded_layer(Precision p, P layer) {
+  torch_rng::state_entries(layer, [&](const std::string&, auto& t) {
+    for (auto& v : t) v = round_to(p, v);
+  });
+  return layer;
+}
+
 /// torch's key_padding_mask of the cases: (B, S), true at the last key of batch 0.
 xt::xarray<bool> padding_mask(std::size_t batch, std::size_t s);
 
@@ -68,6 +79,21 @@ Tensor3 encoder_stack(const backends::Backend& b, Tensor3 x, const std::vector<E
                       std::size_t heads, const LayerOptions& o, const MhaOptions<double>& self = {});
 Tensor3 decoder_stack(const backends::Backend& b, Tensor3 x, const Tensor3& memory, const std::vector<DecoderLayerParameters<double>>& layers,
                       std::size_t heads, const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross = {});
+
+/// In a precision other than float64 a stack is judged layer by layer (specs/encoder_decoder.md,
+/// "In float32"): each layer on its input as our float64 stack computes it, rounded once to the
+/// precision, with the layer's parameters so rounded and its error bound (layer_error_bound.hpp).
+/// `judge(input, layer, bound)` measures one layer of the judged backend; these return the largest.
+using EncoderLayerJudge = std::function<double(const Tensor3& input, const EncoderLayerParameters<double>& layer, double bound)>;
+using DecoderLayerJudge = std::function<double(const Tensor3& input, const Tensor3& memory, const DecoderLayerParameters<double>& layer,
+                                               double bound)>;
+double encoder_layers_judged(Precision pr, Tensor3 x, const std::vector<EncoderLayerParameters<double>>& layers, std::size_t heads,
+                             const LayerOptions& o, const MhaOptions<double>& self, const EncoderLayerJudge& judge);
+double decoder_layers_judged(Precision pr, Tensor3 x, const Tensor3& memory, const std::vector<DecoderLayerParameters<double>>& layers,
+                             std::size_t heads, const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross,
+                             const DecoderLayerJudge& judge);
+/// |got − reference| over the bound (NaN: ∞).
+double error_over_bound(const Tensor3& got, const Tensor3& reference, double bound);
 
 /// A small encoder–decoder drawn as the listing draws it: torch.manual_seed(seed), the encoder
 /// layer, the decoder layer (each copied `layers` times), src randn(B, S, d), tgt randn(B, T, d).

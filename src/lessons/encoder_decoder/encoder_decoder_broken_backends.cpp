@@ -3,8 +3,11 @@
 #include "lessons/encoder_decoder/encoder_decoder_broken_backends.hpp"
 
 #include "kernels/reference/decoder_step.hpp"
+#include "numeric/torch_linear_init.hpp"
 
 namespace vl::lessons::encoder_decoder {
+
+using backends::Backend;
 
 namespace {
 
@@ -36,57 +39,74 @@ LayerOptions flipped(LayerOptions o) {
 
 }  // namespace
 
-// Our kernels with the steps `S`, for the three layer operations of a decorator.
-#define VL_ED_WITH_STEPS(Class, S, opt)                                                                                              \
-  Tensor3 Class::encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,  \
-                               const MhaOptions<double>& self) const {                                                               \
-    return vl::encoder_layer<double, S>(x, p, heads, opt, self);                                                                     \
-  }                                                                                                                                  \
-  Tensor3 Class::decoder_layer(const Tensor3& tgt, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,\
-                               const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross) const {       \
-    return vl::decoder_layer<double, S>(tgt, memory, p, heads, opt, self, cross);                                                    \
-  }                                                                                                                                  \
-  Tensor3 Class::decoder_step(const Tensor3& x_t, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads, \
-                              const LayerOptions& o, LayerCache<double>& cache, const MhaOptions<double>& cross) const {             \
-    return vl::decoder_layer_step<double, S>(x_t, memory, p, heads, opt, cache, cross);                                              \
+// Our kernels with the steps `S<T>`, for the three layer operations of a decorator, in precision T.
+#define VL_ED_WITH_STEPS(Class, S, opt, T)                                                                                      \
+  ops::Tensor3Of<T> Class::encoder_layer(const ops::Tensor3Of<T>& x, const EncoderLayerParameters<T>& p, std::size_t heads,    \
+                                         const LayerOptions& o, const MhaOptions<T>& self) const {                             \
+    return vl::encoder_layer<T, S<T>>(x, p, heads, opt, self);                                                                  \
+  }                                                                                                                             \
+  ops::Tensor3Of<T> Class::decoder_layer(const ops::Tensor3Of<T>& tgt, const ops::Tensor3Of<T>& memory,                        \
+                                         const DecoderLayerParameters<T>& p, std::size_t heads, const LayerOptions& o,          \
+                                         const MhaOptions<T>& self, const MhaOptions<T>& cross) const {                         \
+    return vl::decoder_layer<T, S<T>>(tgt, memory, p, heads, opt, self, cross);                                                 \
+  }                                                                                                                             \
+  ops::Tensor3Of<T> Class::decoder_step(const ops::Tensor3Of<T>& x_t, const ops::Tensor3Of<T>& memory,                         \
+                                        const DecoderLayerParameters<T>& p, std::size_t heads, const LayerOptions& o,           \
+                                        LayerCache<T>& cache, const MhaOptions<T>& cross) const {                               \
+    return vl::decoder_layer_step<T, S<T>>(x_t, memory, p, heads, opt, cache, cross);                                           \
   }
 
-VL_ED_WITH_STEPS(NormOrderSwapped, StepSteps<double>, flipped(o))
-VL_ED_WITH_STEPS(ResidualDropped, NoResidual<double>, o)
-VL_ED_WITH_STEPS(CrossReadsDecoder, CrossOverSelf<double>, o)
+VL_ED_WITH_STEPS(NormOrderSwapped, StepSteps, flipped(o), double)
+VL_ED_WITH_STEPS(NormOrderSwapped, StepSteps, flipped(o), float)
+VL_ED_WITH_STEPS(ResidualDropped, NoResidual, o, double)
+VL_ED_WITH_STEPS(ResidualDropped, NoResidual, o, float)
+VL_ED_WITH_STEPS(CrossReadsDecoder, CrossOverSelf, o, double)
+VL_ED_WITH_STEPS(CrossReadsDecoder, CrossOverSelf, o, float)
 #undef VL_ED_WITH_STEPS
 
-Tensor3 CacheNotAppended::decoder_step(const Tensor3& x_t, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
-                                       const LayerOptions& o, LayerCache<double>& cache, const MhaOptions<double>& cross) const {
-  return vl::decoder_layer_step<double, CacheReplaced<double>>(x_t, memory, p, heads, o, cache, cross);
-}
+namespace {
 
-Tensor3 LayerNormWrongAxis::layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const {
+template <class T>
+ops::Tensor3Of<T> layer_norm_over_positions(const Backend& base, const ops::Tensor3Of<T>& x, const LayerNormParameters<T>& p, double eps) {
   // (B, S, d) → (B, d, S), normalised over its last axis (the positions) with γ = 1, β = 0, back,
   // then the affine step per feature as the real one.
-  const Tensor3 t = xt::transpose(x, {0, 2, 1});
-  const Tensor3 n = base().layer_norm(t, torch_rng::layer_norm_init<double>(t.shape(2)), eps);
-  Tensor3 y = xt::transpose(n, {0, 2, 1});
+  const ops::Tensor3Of<T> t = xt::transpose(x, {0, 2, 1});
+  const ops::Tensor3Of<T> n = base.layer_norm(t, torch_rng::layer_norm_init<T>(t.shape(2)), eps);
+  ops::Tensor3Of<T> y = xt::transpose(n, {0, 2, 1});
   y = y * xt::view(p.weight, xt::newaxis(), xt::newaxis(), xt::all()) + xt::view(p.bias, xt::newaxis(), xt::newaxis(), xt::all());
   return y;
 }
 
-Tensor3 TargetNotShifted::shift_right(const Tensor3& target, const xt::xtensor<double, 1>&) const { return target; }
+}  // namespace
 
-Tensor3 EncoderWithCausalMask::encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads,
-                                             const LayerOptions& o, const MhaOptions<double>& self) const {
-  MhaOptions<double> causal = self;
-  causal.causal = true;
-  return base().encoder_layer(x, p, heads, o, causal);
-}
-
-Tensor3 DecoderWithoutMask::decoder_layer(const Tensor3& tgt, const Tensor3& memory, const DecoderLayerParameters<double>& p,
-                                          std::size_t heads, const LayerOptions& o, const MhaOptions<double>& self,
-                                          const MhaOptions<double>& cross) const {
-  MhaOptions<double> open = self;
-  open.causal = false;
-  open.attn_mask.reset();
-  return base().decoder_layer(tgt, memory, p, heads, o, open, cross);
-}
+// The single-operation controls, in precision T.
+#define VL_ED_SINGLE(T)                                                                                                          \
+  ops::Tensor3Of<T> CacheNotAppended::decoder_step(const ops::Tensor3Of<T>& x_t, const ops::Tensor3Of<T>& memory,              \
+                                                   const DecoderLayerParameters<T>& p, std::size_t heads, const LayerOptions& o, \
+                                                   LayerCache<T>& cache, const MhaOptions<T>& cross) const {                     \
+    return vl::decoder_layer_step<T, CacheReplaced<T>>(x_t, memory, p, heads, o, cache, cross);                                  \
+  }                                                                                                                              \
+  ops::Tensor3Of<T> LayerNormWrongAxis::layer_norm(const ops::Tensor3Of<T>& x, const LayerNormParameters<T>& p, double eps) const { \
+    return layer_norm_over_positions<T>(base(), x, p, eps);                                                                      \
+  }                                                                                                                              \
+  ops::Tensor3Of<T> TargetNotShifted::shift_right(const ops::Tensor3Of<T>& target, const xt::xtensor<T, 1>&) const { return target; } \
+  ops::Tensor3Of<T> EncoderWithCausalMask::encoder_layer(const ops::Tensor3Of<T>& x, const EncoderLayerParameters<T>& p,        \
+                                                         std::size_t heads, const LayerOptions& o, const MhaOptions<T>& self)    \
+      const {                                                                                                                    \
+    MhaOptions<T> causal = self;                                                                                                 \
+    causal.causal = true;                                                                                                        \
+    return base().encoder_layer(x, p, heads, o, causal);                                                                         \
+  }                                                                                                                              \
+  ops::Tensor3Of<T> DecoderWithoutMask::decoder_layer(const ops::Tensor3Of<T>& tgt, const ops::Tensor3Of<T>& memory,            \
+                                                      const DecoderLayerParameters<T>& p, std::size_t heads, const LayerOptions& o, \
+                                                      const MhaOptions<T>& self, const MhaOptions<T>& cross) const {             \
+    MhaOptions<T> open = self;                                                                                                   \
+    open.causal = false;                                                                                                         \
+    open.attn_mask.reset();                                                                                                      \
+    return base().decoder_layer(tgt, memory, p, heads, o, open, cross);                                                          \
+  }
+VL_ED_SINGLE(double)
+VL_ED_SINGLE(float)
+#undef VL_ED_SINGLE
 
 }  // namespace vl::lessons::encoder_decoder

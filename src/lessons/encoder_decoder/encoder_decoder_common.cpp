@@ -2,6 +2,8 @@
 // (encoder_decoder.hpp).
 #include "lessons/encoder_decoder/encoder_decoder.hpp"
 
+#include "backends/registry.hpp"
+#include "lessons/encoder_decoder/layer_error_bound.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/torch_transformer_init.hpp"
 
@@ -50,6 +52,37 @@ Tensor3 decoder_stack(const backends::Backend& b, Tensor3 x, const Tensor3& memo
                       std::size_t heads, const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross) {
   for (const auto& p : layers) x = b.decoder_layer(x, memory, p, heads, o, self, cross);
   return x;
+}
+
+double error_over_bound(const Tensor3& got, const Tensor3& reference, double bound) {
+  const double e = max_abs_diff(got, reference) / bound;
+  return std::isnan(e) ? kInfinity : e;
+}
+
+double encoder_layers_judged(Precision pr, Tensor3 x, const std::vector<EncoderLayerParameters<double>>& layers, std::size_t heads,
+                             const LayerOptions& o, const MhaOptions<double>& self, const EncoderLayerJudge& judge) {
+  double worst = 0;
+  for (const auto& layer : layers) {
+    const Tensor3 rx = rounded_to(pr, x);
+    const auto rp = rounded_layer(pr, layer);
+    worst = worse(worst, judge(rx, rp, encoder_layer_bound({rx, 0}, rp, heads, o, self, unit_roundoff(pr)).e));
+    x = backends::plain()->encoder_layer(rx, rp, heads, o, self);
+  }
+  return worst;
+}
+
+double decoder_layers_judged(Precision pr, Tensor3 x, const Tensor3& memory, const std::vector<DecoderLayerParameters<double>>& layers,
+                             std::size_t heads, const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross,
+                             const DecoderLayerJudge& judge) {
+  double worst = 0;
+  const Tensor3 rm = rounded_to(pr, memory);
+  for (const auto& layer : layers) {
+    const Tensor3 rx = rounded_to(pr, x);
+    const auto rp = rounded_layer(pr, layer);
+    worst = worse(worst, judge(rx, rm, rp, decoder_layer_bound({rx, 0}, {rm, 0}, rp, heads, o, self, cross, unit_roundoff(pr)).e));
+    x = backends::plain()->decoder_layer(rx, rm, rp, heads, o, self, cross);
+  }
+  return worst;
 }
 
 Model draw_model(torch_rng::Generator& gen, std::size_t d, std::size_t heads, std::size_t d_ff, std::size_t layers, std::size_t batch,

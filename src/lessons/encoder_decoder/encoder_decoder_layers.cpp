@@ -7,6 +7,8 @@
 
 #include "backends/shape_checked.hpp"
 #include "lessons/encoder_decoder/encoder_decoder.hpp"
+#include "backends/registry.hpp"
+#include "lessons/encoder_decoder/layer_error_bound.hpp"
 #include "numeric/compare.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/torch_transformer_init.hpp"
@@ -16,11 +18,13 @@ namespace vl::lessons::encoder_decoder {
 namespace {
 
 // One case of the reference script through the judged backend: the layer drawn from the case's
-// seed, copied `layers` times, on the inputs drawn after it; max |ours − torch's golden|.
-double case_error(const backends::Backend& b, const Case& c, const std::filesystem::path& goldens) {
+// seed, copied `layers` times, on the inputs drawn after it. In float64: max |ours − torch's
+// golden|. In another precision: the error against our float64 stack on the inputs and
+// parameters rounded once to it, over its bound (layer_error_bound.hpp).
+double case_error(const backends::Backend& b, const Case& c, const std::filesystem::path& goldens, Precision pr) {
   torch_rng::Generator gen(c.seed);
   const LayerOptions o = options_of(c);
-  Tensor3 out;
+  const bool rounded = pr != Precision::float64;
   if (!c.decoder) {
     auto one = torch_rng::encoder_layer_init<double>(gen, c.d, c.heads, c.d_ff);
     if (c.perturb != 0) perturbed(one, gen, c.perturb);
@@ -28,19 +32,28 @@ double case_error(const backends::Backend& b, const Case& c, const std::filesyst
     const Tensor3 x = torch_rng::randn<double>(gen, {c.batch, c.S, c.d});
     MhaOptions<double> self;
     if (c.padding) self.key_padding_mask = padding_mask(c.batch, c.S);
-    out = encoder_stack(b, x, layers, c.heads, o, self);
-  } else {
-    auto one = torch_rng::decoder_layer_init<double>(gen, c.d, c.heads, c.d_ff);
-    if (c.perturb != 0) perturbed(one, gen, c.perturb);
-    const auto layers = torch_rng::stack_of(one, c.layers);
-    const Tensor3 tgt = torch_rng::randn<double>(gen, {c.batch, c.T, c.d});
-    const Tensor3 memory = torch_rng::randn<double>(gen, {c.batch, c.S, c.d});
-    MhaOptions<double> self, cross;
-    self.causal = true;
-    if (c.padding) cross.key_padding_mask = padding_mask(c.batch, c.S);
-    out = decoder_stack(b, tgt, memory, layers, c.heads, o, self, cross);
+    if (rounded)
+      return encoder_layers_judged(pr, x, layers, c.heads, o, self, [&](const Tensor3& in, const auto& layer, double bound) {
+        return error_over_bound(b.encoder_layer(in, layer, c.heads, o, self), backends::plain()->encoder_layer(in, layer, c.heads, o, self),
+                                bound);
+      });
+    return max_abs_diff(encoder_stack(b, x, layers, c.heads, o, self), golden(goldens, c.name + ".out.npy"));
   }
-  return max_abs_diff(out, golden(goldens, c.name + ".out.npy"));
+  auto one = torch_rng::decoder_layer_init<double>(gen, c.d, c.heads, c.d_ff);
+  if (c.perturb != 0) perturbed(one, gen, c.perturb);
+  const auto layers = torch_rng::stack_of(one, c.layers);
+  const Tensor3 tgt = torch_rng::randn<double>(gen, {c.batch, c.T, c.d});
+  const Tensor3 memory = torch_rng::randn<double>(gen, {c.batch, c.S, c.d});
+  MhaOptions<double> self, cross;
+  self.causal = true;
+  if (c.padding) cross.key_padding_mask = padding_mask(c.batch, c.S);
+  if (rounded)
+    return decoder_layers_judged(pr, tgt, memory, layers, c.heads, o, self, cross,
+                                 [&](const Tensor3& in, const Tensor3& mem, const auto& layer, double bound) {
+                                   return error_over_bound(b.decoder_layer(in, mem, layer, c.heads, o, self, cross),
+                                                           backends::plain()->decoder_layer(in, mem, layer, c.heads, o, self, cross), bound);
+                                 });
+  return max_abs_diff(decoder_stack(b, tgt, memory, layers, c.heads, o, self, cross), golden(goldens, c.name + ".out.npy"));
 }
 
 Measurement matches_torch(const CheckContext& ctx, bool decoder) {
@@ -48,10 +61,13 @@ Measurement matches_torch(const CheckContext& ctx, bool decoder) {
   std::string where, all;
   for (const Case& c : cases()) {
     if (c.decoder != decoder) continue;
-    const double e = case_error(ctx.backend, c, ctx.goldens);
+    const double e = case_error(ctx.backend, c, ctx.goldens, ctx.precision);
     all += fmt::format("{}{} {:.1e}", all.empty() ? "" : ", ", c.name, e);
     if (!(e <= worst)) worst = e, where = c.name;
   }
+  if (ctx.precision != Precision::float64)
+    return {worst, fmt::format("layer by layer, largest error over its bound, against our float64 layer on its input and parameters "
+                               "rounded to {}: {:.2e} (worst {}); per case: {}", to_string(ctx.precision), worst, where, all)};
   return {worst,
           fmt::format("max |ours − torch 1.13| = {:.2e} (worst {}); per case: {}", worst, where, all)};
 }
@@ -64,7 +80,11 @@ Measurement decoder_matches_torch(const CheckContext& ctx) { return matches_torc
 Measurement layer_norm_standardises(const CheckContext& ctx) {
   // Inputs at several offsets and scales, random γ ∈ [0.5, 1.5), β; x̂ = (y − β) / γ recovered
   // per feature. Per position: |mean x̂| and |var x̂ − σ²/(σ² + ε)| (σ² the input's biased variance,
-  // from the formula here, not from the backend).
+  // from the formula here, not from the backend). In another precision, each over its bound at
+  // that position (layer_error_bound.hpp): x̂ recovered within e = e_y / min γ, its mean within e,
+  // its variance within 2·max|x̂|·e + e².
+  const Precision pr = ctx.precision;
+  const double u = unit_roundoff(pr);
   double worst = 0;
   std::size_t positions = 0;
   const std::vector<std::array<double, 2>> offset_scale = {{0, 1}, {3, 10}, {-50, 0.1}, {1e3, 2}};
@@ -72,12 +92,13 @@ Measurement layer_norm_standardises(const CheckContext& ctx) {
     torch_rng::Generator gen(40 + k);
     const std::size_t B = 2, S = 5 + k, d = 8 + 4 * k;
     Tensor3 x = torch_rng::randn<double>(gen, {B, S, d});
-    x = x * offset_scale[k][1] + offset_scale[k][0];
+    x = rounded_to(pr, Tensor3(x * offset_scale[k][1] + offset_scale[k][0]));  // as the backend holds it
     LayerNormParameters<double> p;
-    p.weight = torch_rng::uniform<double>(gen, {d}, 0.5, 1.5);
-    p.bias = torch_rng::randn<double>(gen, {d});
+    p.weight = rounded_to(pr, xt::xtensor<double, 1>(torch_rng::uniform<double>(gen, {d}, 0.5, 1.5)));
+    p.bias = rounded_to(pr, xt::xtensor<double, 1>(torch_rng::randn<double>(gen, {d})));
     const Tensor3 y = ctx.backend.layer_norm(x, p, kLayerNormEps);
     if (y.shape() != x.shape()) return Measurement::failing(kInfinity, "layer_norm returned a wrong shape");
+    const double gmin = xt::amin(xt::abs(p.weight))();
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t s = 0; s < S; ++s, ++positions) {
         double mu = 0, var = 0, m = 0, v = 0;
@@ -89,10 +110,21 @@ Measurement layer_norm_standardises(const CheckContext& ctx) {
         m /= double(d);
         for (std::size_t c = 0; c < d; ++c) v += std::pow((y(b, s, c) - p.bias(c)) / p.weight(c) - m, 2);
         v /= double(d);
-        worst = worse(worst, std::fabs(m));
-        worst = worse(worst, std::fabs(v - var / (var + kLayerNormEps)));
+        double mean_err = std::fabs(m), var_err = std::fabs(v - var / (var + kLayerNormEps));
+        if (pr != Precision::float64) {
+          const Tensor3 row = xt::view(x, xt::range(b, b + 1), xt::range(s, s + 1), xt::all());
+          const double e = layer_bound::layer_norm({row, 0}, p, kLayerNormEps, u).e / gmin;
+          const double hmax = std::sqrt(double(d) - 1);  // |x̂| ≤ √(d − 1) at any position
+          mean_err /= e;
+          var_err /= 2 * hmax * e + e * e;
+        }
+        worst = worse(worst, mean_err);
+        worst = worse(worst, var_err);
       }
   }
+  if (pr != Precision::float64)
+    return {worst, fmt::format("max over {} positions of |mean x̂| and |var x̂ − σ²/(σ²+ε)|, each over its {} bound: {:.2e}", positions,
+                               to_string(pr), worst)};
   return {worst,
           fmt::format("max over {} positions of |mean x̂| and |var x̂ − σ²/(σ²+ε)| = {:.2e}", positions, worst)};
 }
