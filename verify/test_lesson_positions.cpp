@@ -82,7 +82,7 @@ BOOST_AUTO_TEST_SUITE(broken_tables)
 BOOST_AUTO_TEST_CASE(exponent_i_over_d) {
   // d = 5: column 2i = sin(pos / 10000^(i/5)), column 2i+1 = cos of it; the last column a sin.
   const vl::lessons::positions::ExponentIOverD wrong(vl::backends::plain(), "wrong");
-  const auto pe = wrong.positional_encoding({0.0, 3.0}, 5);
+  const auto pe = wrong.positional_encoding(std::vector<double>{0.0, 3.0}, 5);
   BOOST_REQUIRE(pe.shape(0) == 2u);
   BOOST_REQUIRE(pe.shape(1) == 5u);
   for (std::size_t i = 0; 2 * i < 5; ++i) {

@@ -34,29 +34,29 @@ ops::AttentionGradients4<float> PlainBackend::attention_backward(const ops::Tens
                                                                  const AttentionOptions<float>& o) const {
   return vl::attention_backward<float>(q, k, v, d_out, o);
 }
-MhaResult<double, 3> PlainBackend::multi_head_attention(const xt::xtensor<double, 3>& query, const xt::xtensor<double, 3>& key,
-                                                        const xt::xtensor<double, 3>& value, const MhaParameters<double>& p,
-                                                        std::size_t heads, const MhaOptions<double>& o) const {
+ops::MhaResult3<double> PlainBackend::multi_head_attention(const ops::Tensor3& query, const ops::Tensor3& key, const ops::Tensor3& value,
+                                                           const MhaParameters<double>& p, std::size_t heads,
+                                                           const MhaOptions<double>& o) const {
   return vl::multi_head_attention<double>(query, key, value, p, heads, o);
 }
-MhaResult<float, 3> PlainBackend::multi_head_attention(const xt::xtensor<float, 3>& query, const xt::xtensor<float, 3>& key,
-                                                       const xt::xtensor<float, 3>& value, const MhaParameters<float>& p,
-                                                       std::size_t heads, const MhaOptions<float>& o) const {
+ops::MhaResult3<float> PlainBackend::multi_head_attention(const ops::Tensor3Of<float>& query, const ops::Tensor3Of<float>& key,
+                                                          const ops::Tensor3Of<float>& value, const MhaParameters<float>& p,
+                                                          std::size_t heads, const MhaOptions<float>& o) const {
   return vl::multi_head_attention<float>(query, key, value, p, heads, o);
 }
-Matrix PlainBackend::positional_encoding(const std::vector<double>& positions, std::size_t d) const {
+ops::Matrix PlainBackend::positional_encoding(const std::vector<double>& positions, std::size_t d) const {
   return vl::positional_encoding_at<double>(positions, d);
 }
 ops::MatrixOf<float> PlainBackend::positional_encoding(const std::vector<float>& positions, std::size_t d) const {
   return vl::positional_encoding_at<float>(positions, d);
 }
-Matrix PlainBackend::linear_parallel(const Matrix& pq, const Matrix& pk, const Matrix& v) const {
+ops::Matrix PlainBackend::linear_parallel(const ops::Matrix& pq, const ops::Matrix& pk, const ops::Matrix& v) const {
   return vl::linear_attention_parallel<double>(pq, pk, v);
 }
-Matrix PlainBackend::linear_recurrent(const Matrix& pq, const Matrix& pk, const Matrix& v) const {
+ops::Matrix PlainBackend::linear_recurrent(const ops::Matrix& pq, const ops::Matrix& pk, const ops::Matrix& v) const {
   return vl::linear_attention_recurrent<double>(pq, pk, v);
 }
-Matrix PlainBackend::linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const {
+ops::Matrix PlainBackend::linear_chunked(const ops::Matrix& pq, const ops::Matrix& pk, const ops::Matrix& v, std::size_t chunk) const {
   return vl::linear_attention_chunked<double>(pq, pk, v, chunk);
 }
 ops::MatrixOf<float> PlainBackend::linear_parallel(const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk,
@@ -78,22 +78,22 @@ FamilyResult<float> PlainBackend::linear_family(const FamilyInputs<float>& in, c
   return vl::linear_family<float>(in, o);
 }
 
-Tensor3 PlainBackend::layer_norm(const Tensor3& x, const LayerNormParameters<double>& p, double eps) const {
+ops::Tensor3 PlainBackend::layer_norm(const ops::Tensor3& x, const LayerNormParameters<double>& p, double eps) const {
   return vl::layer_norm<double>(x, p, eps);
 }
-Tensor3 PlainBackend::encoder_layer(const Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,
+ops::Tensor3 PlainBackend::encoder_layer(const ops::Tensor3& x, const EncoderLayerParameters<double>& p, std::size_t heads, const LayerOptions& o,
                                     const MhaOptions<double>& self) const {
   return vl::encoder_layer<double>(x, p, heads, o, self);
 }
-Tensor3 PlainBackend::decoder_layer(const Tensor3& tgt, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
+ops::Tensor3 PlainBackend::decoder_layer(const ops::Tensor3& tgt, const ops::Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
                                     const LayerOptions& o, const MhaOptions<double>& self, const MhaOptions<double>& cross) const {
   return vl::decoder_layer<double>(tgt, memory, p, heads, o, self, cross);
 }
-Tensor3 PlainBackend::decoder_step(const Tensor3& x_t, const Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
+ops::Tensor3 PlainBackend::decoder_step(const ops::Tensor3& x_t, const ops::Tensor3& memory, const DecoderLayerParameters<double>& p, std::size_t heads,
                                    const LayerOptions& o, LayerCache<double>& cache, const MhaOptions<double>& cross) const {
   return vl::decoder_layer_step<double>(x_t, memory, p, heads, o, cache, cross);
 }
-Tensor3 PlainBackend::shift_right(const Tensor3& target, const xt::xtensor<double, 1>& start) const {
+ops::Tensor3 PlainBackend::shift_right(const ops::Tensor3& target, const xt::xtensor<double, 1>& start) const {
   return vl::shift_right<double>(target, start);
 }
 ops::Tensor3Of<float> PlainBackend::layer_norm(const ops::Tensor3Of<float>& x, const LayerNormParameters<float>& p, double eps) const {

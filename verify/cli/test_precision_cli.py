@@ -8,6 +8,7 @@ Run by ctest with LESSONS=<binary> and VL_SOURCE_DIR=<checkout>; /usr/bin/python
 """
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -36,7 +37,7 @@ def attention(inputs, attrs, wanted):
     if {upcast!r} and inputs["q"].dtype == np.float32:
         out = ref.attention({{k: v.astype(np.float64) for k, v in inputs.items()}}, attrs, wanted)
         import vl_candidate
-        vl_candidate._dtype_of = lambda inputs: np.dtype(np.float64)
+        vl_candidate._dtype_of = lambda *args: np.dtype(np.float64)
         return out
     return ref.attention(inputs, attrs, wanted)
 serve("user-candidate", {{"attention": attention}}, dtypes={dtypes!r})
@@ -89,13 +90,14 @@ class Candidates(unittest.TestCase):
 
 
 class Float32(unittest.TestCase):
-    def judged(self, backend, minimum):
+    def judged(self, backend, minimum, *select):
         with tempfile.TemporaryDirectory() as d:
             j, x = os.path.join(d, "a.json"), os.path.join(d, "a.xml")
-            r = audit("attention", "masking", "--dtype", "float32", "--backend", backend, "--json", j, "--junit", x)
+            r = audit(*select, "--dtype", "float32", "--backend", backend, "--json", j, "--junit", x)
             with open(j) as f:
                 report = json.load(f)
             junit = ET.parse(x).getroot()
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         claims = [c for lesson in report["lessons"] for c in lesson["claims"]]
         self.assertTrue(claims)
         self.assertEqual({c["precision"] for c in claims}, {"float32"})
@@ -103,9 +105,7 @@ class Float32(unittest.TestCase):
         passed = [c for c in claims if c["status"] == "passed"]
         for c in claims:
             with self.subTest(claim=c["id"]):
-                self.assertIn(c["status"], ("passed", "not applicable", "untested"), c["why"])
-                if c["status"] == "untested":
-                    self.assertIn("tolerance-float32", c["why"])
+                self.assertIn(c["status"], ("passed", "not applicable"), c["why"])
                 for ch in c["checks"]:
                     for ctl in ch["controls"]:
                         self.assertTrue(ctl["rejected"], f"{c['id']} [float32]: control {ctl['name']} not rejected")
@@ -115,16 +115,40 @@ class Float32(unittest.TestCase):
         return {c["id"]: c for c in claims}
 
     def test_plain(self):
-        claims = self.judged("plain", 11)
+        # Every claim about the computation, every lesson: judged in float32, or not applicable there
+        # with the spec's reason; every control rejected.
+        claims = self.judged("plain", 40)
         self.assertEqual(claims["attention.convex-combination"]["tolerance"], "1.1e-6")
         self.assertEqual(claims["masking.float16-bound"]["status"], "not applicable")
         self.assertIn("a claim about float16 already", claims["masking.float16-bound"]["why"])
-        # No float32 multi-head attention in the backend interface: not applicable, and said.
-        self.assertIn("no multi-head-attention in float32", claims["masking.mha-fully-masked-row"]["why"])
+        self.assertEqual(claims["masking.mha-fully-masked-row"]["status"], "passed")
+        self.assertIn("not float32 numbers", claims["positions.rotation-error-growth"]["why"])
+        self.assertIn("derived per layer only", claims["encoder-decoder.encoder-sees-every-position"]["why"])
+        not_applicable = sorted(c["id"] for c in claims.values() if c["status"] == "not applicable")
+        self.assertEqual(len(not_applicable), 5, not_applicable)
 
     def test_fused(self):
-        claims = self.judged("fused", 9)
+        claims = self.judged("fused", 17)
         self.assertEqual(claims["masking.masked-weights-zero"]["status"], "passed")  # through its outputs, in float32
+        self.assertEqual(claims["attention.mha-matches-torch"]["status"], "passed")  # the module over the fused kernel
+
+    def test_a_claim_with_no_float32_tolerance_is_untested_there(self):
+        # The engine refuses to judge a claim about the computation in a precision its spec states
+        # no tolerance for: untested, which fails, naming the line to write.
+        with tempfile.TemporaryDirectory() as d:
+            shutil.copytree(os.path.join(SOURCE, "specs"), os.path.join(d, "specs"))
+            shutil.copytree(os.path.join(SOURCE, "reference_outputs"), os.path.join(d, "reference_outputs"))
+            spec = os.path.join(d, "specs", "linear_rnn.md")
+            with open(spec) as f:
+                text = f.read()
+            self.assertIn("tolerance-float32: 1e-5\n", text)
+            with open(spec, "w") as f:
+                f.write(text.replace("tolerance-float32: 1e-5\n", ""))
+            r = subprocess.run([LESSONS, "audit", "--root", d, "linear-rnn.convex-combination", "--dtype", "float32"],
+                               capture_output=True, text=True, timeout=600)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("FAIL    claim linear-rnn.convex-combination [float32]", r.stdout)
+        self.assertIn("untested: the spec states no float32 tolerance for it (tolerance-float32:", r.stdout)
 
     def test_float64_and_float32_side_by_side(self):
         r = audit("masking.first-position-self", "--dtype", "float64", "float32")
