@@ -12,6 +12,9 @@ positional_encoding  PE[p, 2i] = sin(p / base^(2i/d)), PE[p, 2i+1] = cos(p / bas
 linear_attention     o_t = Σ_{j≤t} (φq_t·φk_j) v_j / Σ_{j≤t} φq_t·φk_j, as a table, a recurrence or chunks
 attention_backward   dV = Wᵀ dO, dW = dO Vᵀ, dS = W ⊙ (dW − rowsum(dW ⊙ W)), dQ = scale dS K, dK = scale dSᵀ Q
                      (through the softcap's derivative), dK, dV summed over the query heads of a group
+linear_family        ONNX LinearAttention's recurrence, token by token, for every form asked (the forms
+                     are one function: the recurrence is its definition): S ← diag(e^g) S (gated rules),
+                     u = β (v − Sᵀk) (delta rules) or v, S ← S + k uᵀ, o = scale · Sᵀ q
 
 Arithmetic is in the inputs' dtype (float32 stays float32).
 """
@@ -189,6 +192,30 @@ def linear_attention(inputs, attrs, wanted):
     raise Unsupported(f"form {form!r}")
 
 
+def linear_family(inputs, attrs, wanted):
+    q, k, v = inputs["q"], inputs["k"], inputs["v"]
+    rule = attrs["update_rule"]
+    gated, delta = rule in ("gated", "gated_delta"), rule in ("delta", "gated_delta")
+    if rule not in ("linear", "gated", "delta", "gated_delta"):
+        raise Unsupported(f"update rule {rule!r}")
+    b, hq, n, dk = q.shape
+    hkv, dv = k.shape[1], v.shape[3]
+    scale = q.dtype.type(attrs.get("scale") or 1 / np.sqrt(dk))
+    state = inputs["past_state"].copy() if "past_state" in inputs else np.zeros((b, hkv, dk, dv), q.dtype)
+    o = np.zeros((b, hq, n, dv), q.dtype)
+    group = hq // hkv
+    for t in range(n):
+        if gated:
+            state *= np.exp(inputs["log_decay"][:, :, t, :])[..., None]  # (B, Hkv, d_k or 1, 1)
+        u = v[:, :, t, :]
+        if delta:
+            u = inputs["beta"][:, :, t, None] * (u - np.einsum("bhkv,bhk->bhv", state, k[:, :, t, :]))
+        state += k[:, :, t, :, None] * u[:, :, None, :]
+        for h in range(hq):
+            o[:, h, t, :] = scale * np.einsum("bkv,bk->bv", state[:, h // group], q[:, h, t, :])
+    return {"o": o, "state": state}
+
+
 if __name__ == "__main__":
     serve("numpy-reference", {
         "attention": attention,
@@ -196,4 +223,5 @@ if __name__ == "__main__":
         "mha": mha,
         "positional_encoding": positional_encoding,
         "linear_attention": linear_attention,
+        "linear_family": linear_family,
     }, attrs=["kv_lengths", "window", "first_query", "positions"], dtypes=["float64", "float32"])

@@ -14,6 +14,8 @@ mha                  torch.nn.MultiheadAttention(batch_first=True) itself, its p
 attention_backward   autograd through the same forward (dK, dV summed over a group by autograd)
 positional_encoding  the sinusoidal table with torch ops
 linear_attention     the table, the recurrence and the chunked form with torch ops
+linear_family        ONNX LinearAttention's recurrence with torch ops, token by token, for every form
+                     asked (the recurrence is the operator's definition)
 
 Every request is computed in the inputs' dtype on the CPU, with one thread.
 """
@@ -162,6 +164,29 @@ def linear_attention(inputs, attrs, wanted):
     return {"y": y.numpy()}
 
 
+def linear_family(inputs, attrs, wanted):
+    q, k, v = t(inputs["q"]), t(inputs["k"]), t(inputs["v"])
+    rule = attrs["update_rule"]
+    if rule not in ("linear", "gated", "delta", "gated_delta"):
+        raise Unsupported(f"update rule {rule!r}")
+    gated, delta = rule in ("gated", "gated_delta"), rule in ("delta", "gated_delta")
+    b, hq, n, dk = q.shape
+    hkv, dv = k.shape[1], v.shape[3]
+    scale = attrs.get("scale") or dk ** -0.5
+    state = t(inputs["past_state"]).clone() if "past_state" in inputs else torch.zeros(b, hkv, dk, dv, dtype=q.dtype)
+    o = torch.zeros(b, hq, n, dv, dtype=q.dtype)
+    kv_head = torch.arange(hq) // (hq // hkv)
+    for s in range(n):
+        if gated:
+            state = state * torch.exp(t(inputs["log_decay"])[:, :, s, :]).unsqueeze(-1)
+        u = v[:, :, s, :]
+        if delta:
+            u = t(inputs["beta"])[:, :, s, None] * (u - torch.einsum("bhkv,bhk->bhv", state, k[:, :, s, :]))
+        state = state + k[:, :, s, :, None] * u[:, :, None, :]
+        o[:, :, s, :] = scale * torch.einsum("bhkv,bhk->bhv", state[:, kv_head], q[:, :, s, :])
+    return {"o": o.numpy(), "state": state.numpy()}
+
+
 if __name__ == "__main__":
     serve("torch-" + torch.__version__, {
         "attention": attention,
@@ -169,4 +194,5 @@ if __name__ == "__main__":
         "mha": mha,
         "positional_encoding": positional_encoding,
         "linear_attention": linear_attention,
+        "linear_family": linear_family,
     }, attrs=["kv_lengths", "window", "first_query", "positions"], dtypes=["float64", "float32"])
