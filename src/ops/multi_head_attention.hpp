@@ -80,6 +80,10 @@ struct MultiHeadAttention {
     r.input("in_proj_bias", xt::xarray<T>(p.in_proj_bias));
     r.input("out_proj_weight", xt::xarray<T>(p.out_proj_weight));
     r.input("out_proj_bias", xt::xarray<T>(p.out_proj_bias));
+    // A float attn_mask came after the first version (a bool one, true = blocked): it goes only to
+    // a candidate whose hello lists "float_attn_mask"; to another the request is refused (N/A).
+    if (o.attn_bias && !r.knows("float_attn_mask"))
+      r.refuse("its hello lists no attr 'float_attn_mask' (vl-candidate/1's additive attn_mask for mha; the first version's is bool)");
     if (o.attn_mask && o.attn_bias) {  // torch's float attn_mask, −∞ where the bool one blocks
       const xt::xarray<T> m = xt::where(*o.attn_mask, -std::numeric_limits<T>::infinity(), *o.attn_bias);
       r.input("attn_mask", m);
