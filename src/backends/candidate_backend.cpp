@@ -63,7 +63,7 @@ class CandidateBackend::Request {
   json attrs = json::object();
 
   void send() {
-    if (!b_.supports_request(op_)) refuse(fmt::format("its hello lists no '{}'", op_));
+    if (!b_.supports_request(op_)) refuse(fmt::format("its hello lists no vl-candidate/1 request '{}'", op_));
     std::lock_guard lock(b_.mutex_);
     if (!b_.dead_.empty()) throw CandidateError(fmt::format("{}: not sent: {}", where(), b_.dead_));
     const json request = {{"id", id_}, {"op", op_}, {"inputs", inputs_}, {"attrs", attrs}, {"outputs", outputs_}};
