@@ -65,6 +65,35 @@ xt::xarray<M> attn_mask_4d(const xt::xarray<M>& m, std::size_t B, std::size_t H,
                                           what, fmt::join(m.shape(), ", "), sq, sk, B * H, sq, sk));
 }
 
+/// The kernel's options for the module's masks: `allowed` (true = may attend) from attn_mask and
+/// key_padding_mask, `bias` (additive) from attn_bias, the causal mask, the scale. Throws
+/// std::invalid_argument on a mask of the wrong shape.
+template <class T>
+AttentionOptions<T> kernel_options(const MhaOptions<T>& o, std::size_t B, std::size_t H, std::size_t sq, std::size_t sk, T scale) {
+  AttentionOptions<T> ao;
+  ao.scale = scale;
+  ao.causal = o.causal;
+  ao.alignment = o.alignment;
+  ao.return_weights = o.need_weights;
+  if (o.attn_mask || o.key_padding_mask) {
+    xt::xarray<bool> allowed = xt::ones<bool>({std::size_t(1), std::size_t(1), std::size_t(1), std::size_t(1)});
+    if (o.attn_mask) allowed = !attn_mask_4d(*o.attn_mask, B, H, sq, sk, "attn_mask");
+    if (o.key_padding_mask) {
+      const auto& kp = *o.key_padding_mask;
+      if (!(kp.dimension() == 2 && kp.shape(0) == B && kp.shape(1) == sk) && !(kp.dimension() == 1 && B == 1 && kp.shape(0) == sk)) {
+        throw std::invalid_argument(fmt::format("multi_head_attention: key_padding_mask of shape ({}) is not (B, Sk) = ({}, {})",
+                                                fmt::join(kp.shape(), ", "), B, sk));
+      }
+      xt::xarray<bool> keep = !kp;
+      keep.reshape({B, std::size_t(1), std::size_t(1), sk});
+      allowed = allowed && keep;  // broadcasts to (B or 1, H or 1, Sq or 1, Sk)
+    }
+    ao.allowed = allowed;
+  }
+  if (o.attn_bias) ao.bias = attn_mask_4d(*o.attn_bias, B, H, sq, sk, "attn_bias");
+  return ao;
+}
+
 }  // namespace detail
 
 /// Batched form over any scaled dot-product kernel: `attend(Q, K, V, AttentionOptions)` →
@@ -92,28 +121,7 @@ MhaResult<T, 3> multi_head_attention_over(const Attend& attend, const xt::xtenso
                                             fmt::join(query.shape(), ", "), fmt::join(key.shape(), ", "), fmt::join(value.shape(), ", "), d));
   }
 
-  // The kernel's masks: `allowed` (true = may attend) and `bias` (additive).
-  AttentionOptions<T> ao;
-  ao.scale = T(1) / std::sqrt(static_cast<T>(dh));
-  ao.causal = o.causal;
-  ao.alignment = o.alignment;
-  ao.return_weights = o.need_weights;
-  if (o.attn_mask || o.key_padding_mask) {
-    xt::xarray<bool> allowed = xt::ones<bool>({std::size_t(1), std::size_t(1), std::size_t(1), std::size_t(1)});
-    if (o.attn_mask) allowed = !detail::attn_mask_4d(*o.attn_mask, B, H, sq, sk, "attn_mask");
-    if (o.key_padding_mask) {
-      const auto& kp = *o.key_padding_mask;
-      if (!(kp.dimension() == 2 && kp.shape(0) == B && kp.shape(1) == sk) && !(kp.dimension() == 1 && B == 1 && kp.shape(0) == sk)) {
-        throw std::invalid_argument(fmt::format("multi_head_attention: key_padding_mask of shape ({}) is not (B, Sk) = ({}, {})",
-                                                fmt::join(kp.shape(), ", "), B, sk));
-      }
-      xt::xarray<bool> keep = !kp;
-      keep.reshape({B, std::size_t(1), std::size_t(1), sk});
-      allowed = allowed && keep;  // broadcasts to (B or 1, H or 1, Sq or 1, Sk)
-    }
-    ao.allowed = allowed;
-  }
-  if (o.attn_bias) ao.bias = detail::attn_mask_4d(*o.attn_bias, B, H, sq, sk, "attn_bias");
+  const AttentionOptions<T> ao = detail::kernel_options<T>(o, B, H, sq, sk, T(1) / std::sqrt(static_cast<T>(dh)));
 
   // Project, split into heads: (B, H, S, dh).
   auto project = [&](const xt::xtensor<T, 3>& x, std::size_t which, std::size_t s) {

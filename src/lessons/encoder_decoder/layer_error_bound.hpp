@@ -127,27 +127,6 @@ inline Bounded layer_norm(const Bounded& in, const LayerNormParameters<double>& 
   return {vl::layer_norm<double>(in.x, p, eps), e};
 }
 
-/// The kernel's options for the module's masks (as multi_head_attention_over builds them).
-inline AttentionOptions<double> kernel_options(const MhaOptions<double>& o, std::size_t B, std::size_t heads, std::size_t sq,
-                                               std::size_t sk, double scale) {
-  AttentionOptions<double> a;
-  a.scale = scale;
-  a.causal = o.causal;
-  a.alignment = o.alignment;
-  if (o.attn_mask || o.key_padding_mask) {
-    xt::xarray<bool> allowed = xt::ones<bool>({std::size_t(1), std::size_t(1), std::size_t(1), std::size_t(1)});
-    if (o.attn_mask) allowed = !detail::attn_mask_4d(*o.attn_mask, B, heads, sq, sk, "attn_mask");
-    if (o.key_padding_mask) {
-      xt::xarray<bool> keep = !*o.key_padding_mask;
-      keep.reshape({B, std::size_t(1), std::size_t(1), sk});
-      allowed = allowed && keep;
-    }
-    a.allowed = allowed;
-  }
-  if (o.attn_bias) a.bias = detail::attn_mask_4d(*o.attn_bias, B, heads, sq, sk, "attn_bias");
-  return a;
-}
-
 /// The largest 2-norm over the last axis of a (B, H, S, dh) tensor: a head's row.
 inline double head_row_norm(const xt::xtensor<double, 4>& t) {
   const std::size_t w = t.shape(3);
@@ -169,7 +148,9 @@ inline Bounded attend(const Bounded& queries, const Bounded& keys_values, const 
                                vh = split_heads<double>(v.x, heads);
   const double scale = 1 / std::sqrt(double(dh));
   const double delta_p = scale * (q.e * head_row_norm(kh) + head_row_norm(qh) * k.e + q.e * k.e);
-  const AttentionOptions<double> ao = kernel_options(o, B, heads, queries.x.shape(1), keys_values.x.shape(1), scale);
+  MhaOptions<double> no_weights = o;
+  no_weights.need_weights = false;
+  const AttentionOptions<double> ao = detail::kernel_options<double>(no_weights, B, heads, queries.x.shape(1), keys_values.x.shape(1), scale);
   const double factor = attention_error_factor(qh, kh, ao, u, delta_p);
   const double head = factor * head_row_norm(vh) + v.e;
   // The output projection of the exact heads' concatenation, each head's slice within `head`.
