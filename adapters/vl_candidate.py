@@ -63,7 +63,7 @@ def _answer(request, ops):
 def serve(name, ops, attrs=(), dtypes=None):
     """Answer vl-candidate/1 requests on stdin until it ends. ops: request op -> function;
     attrs: the optional attrs the functions implement (the hello lists them: "kv_lengths",
-    "window", "first_query", "positions"; the suite sends none that is not listed); dtypes: the precisions
+    "window", "first_query", "positions", "float_attn_mask"; the suite sends none that is not listed); dtypes: the precisions
     the functions compute in, in the inputs' own dtype ("float64", "float32", ...; None: the
     hello lists none, and the suite sends float64 only)."""
     out = sys.stdout
@@ -79,7 +79,9 @@ def serve(name, ops, attrs=(), dtypes=None):
             try:
                 reply = _answer(request, ops)
                 if reply is None:
-                    reply = {"id": request.get("id"), "ok": True, "name": name, "ops": sorted(ops), "attrs": sorted(attrs)}
+                    # This helper reads a request's "dtype" attr (_dtype_of): with dtypes, it says so.
+                    listed = sorted(set(attrs) | ({"dtype"} if dtypes else set()))
+                    reply = {"id": request.get("id"), "ok": True, "name": name, "ops": sorted(ops), "attrs": listed}
                     if dtypes is not None:
                         reply["dtypes"] = list(dtypes)
             except Exception as e:  # reported to the suite, never a silent pass

@@ -42,9 +42,13 @@ class WeightsFromOutputs : public Decorator {
                                        const AttentionOptions<double>& o) const override;
   AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
                                       const AttentionOptions<float>& o) const override;
+  /// The double call only: the checks call the module in double, and in another precision this
+  /// decorator sits over InFloat32 (lessons/outputs_only.hpp), which rounds into the float32 module.
+  /// A float32 call is forwarded as it is (asking it for weights gets the base's own answer).
   MhaResult<double, 3> multi_head_attention(const Tensor3& query, const Tensor3& key, const Tensor3& value,
                                            const MhaParameters<double>& p, std::size_t heads,
                                            const MhaOptions<double>& o) const override;
+  using Decorator::multi_head_attention;
 };
 
 }  // namespace vl::backends

@@ -3,8 +3,8 @@
 // the exact gradients of the same (already rounded) q, k, v and upstream gradient dO: the bound
 // attention.backward-matches-torch judges a float32 implementation by (specs/attention.md,
 // "The backward in float32"). First order in u, worst case, γ_n = n·u / (1 − n·u); G query heads
-// share a key/value head (G = Hq / Hkv); m_x = max|x|; F the forward's per-weight relative error
-// (attention_error_factor), its scores' error widened by 2u·(L + ln Sk) for a kernel that
+// share a key/value head (G = Hq / Hkv); m_x = max|x|; F the forward's attention_error_factor, which
+// bounds each weight's relative error and the sum of a row's weight errors alike; its scores' error widened by 2u·(L + ln Sk) for a kernel that
 // recomputes P = exp(s − lse) from a saved log-sum-exp (FlashAttention's backward):
 //
 //   |ΔP_ij| ≤ F·P_ij                                   the weights, as the forward's
@@ -17,6 +17,7 @@
 //   dK = scale·dSᵀ Q ≤ scale·m_q·G·Sq·(γ_{G·Sq+1}·2M + e_S)
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include <xtensor/xsort.hpp>
 
@@ -31,6 +32,8 @@ struct BackwardErrorBound {
 inline BackwardErrorBound attention_backward_error_bound(const xt::xtensor<double, 4>& q, const xt::xtensor<double, 4>& k,
                                                          const xt::xtensor<double, 4>& v, const xt::xtensor<double, 4>& d_out,
                                                          const AttentionOptions<double>& o, double u) {
+  if (o.softcap > 0)  // dS would carry tanh's derivative: not derived here
+    throw std::invalid_argument("attention_backward_error_bound: no bound derived for a softcap (its tanh' factor in dS)");
   const double Sq = double(q.shape(2)), Sk = double(k.shape(2)), D = double(q.shape(3)), Dv = double(v.shape(3));
   const double G = double(q.shape(1) / k.shape(1));
   const double scale = std::fabs(o.scale.value_or(1 / std::sqrt(D)));

@@ -58,16 +58,15 @@ inline MhaErrorBound mha_error_bound(const xt::xtensor<double, 3>& query, const 
   const double qmax = xt::amax(xt::abs(q))(), kmax = xt::amax(xt::abs(k))();
   const double delta_p = scale * double(dh) * (eq * kmax + qmax * ek + eq * ek);
 
-  AttentionOptions<double> ao;
-  ao.scale = scale;
-  ao.causal = o.causal;
-  ao.alignment = o.alignment;
-  if (o.attn_bias) ao.bias = detail::attn_mask_4d(*o.attn_bias, B, heads, query.shape(1), key.shape(1), "attn_bias");
+  // The module's masks as its kernel applies them (a bool mask hides keys: the score bound L
+  // still counts them, which only widens it; the exact concatenation below needs them).
+  MhaOptions<double> no_weights = o;
+  no_weights.need_weights = false;
+  AttentionOptions<double> ao = detail::kernel_options<double>(no_weights, B, heads, query.shape(1), key.shape(1), scale);
   const double factor = attention_error_factor(q, k, ao, u, delta_p);
   const double head_error = factor * xt::amax(xt::abs(v))() + ev;
 
   // The output projection of the exact heads (the plain kernel in float64: what it reads).
-  ao.return_weights = false;
   const xt::xtensor<double, 3> concat = merge_heads<double>(vl::attention<double>(q, k, v, ao).output);
   double largest = 0;
   for (std::size_t b = 0; b < B; ++b) {

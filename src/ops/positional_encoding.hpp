@@ -5,6 +5,7 @@
 //   in   positions (n), the width d      out  PE (n, d)
 //   vl-candidate/1  request "positional_encoding": attrs length, dim, base [, positions] → pe
 #include <cstddef>
+#include <type_traits>
 #include <vector>
 
 #include <xtensor/xtensor.hpp>
@@ -32,7 +33,13 @@ struct PositionalEncoding {
     r.attrs["length"] = positions.size();
     r.attrs["dim"] = d;
     r.attrs["base"] = 10000;
-    r.template precision<T>();  // no floating input carries it
+    // No floating input carries the precision: outside float64 only the "dtype" attr does, and a
+    // candidate must say it reads it (a hello listing "dtypes" before that attr existed wrote its
+    // outputs in its inputs' dtype, float64 here): to another the request is refused, N/A.
+    if constexpr (!std::is_same_v<T, double>)
+      if (!r.knows("dtype"))
+        r.refuse("its hello lists no attr 'dtype' (vl-candidate/1's precision of a request without a floating input)");
+    r.template precision<T>();
     if (!in_order) {
       if (!r.knows("positions"))
         r.refuse("its hello lists no attr 'positions' (vl-candidate/1's rows at given positions; the first version's table "

@@ -82,6 +82,35 @@ class Candidates(unittest.TestCase):
         self.assertIn("ERROR   claim attention.convex-combination [float32]", r.stdout)
         self.assertRegex(r.stdout, r"request \d+ \(attention\): output 'y' is float64; the inputs are float32")
 
+    def test_a_candidate_listing_dtypes_before_the_dtype_attr_is_not_sent_the_table_in_float32(self):
+        # Its helper wrote every output in its inputs' dtype; the positional table has no floating
+        # input, so it would answer a float32 request in float64 (an ERROR). It lists no "dtype"
+        # attr: the request is refused, and the claims stay N/A, as they were for it.
+        old = (
+            "import json, sys\n"
+            f"sys.path.insert(0, {ADAPTERS!r})\n"
+            "import numpy as np\n"
+            "import numpy_reference as ref\n"
+            "for line in sys.stdin:\n"
+            "    r = json.loads(line)\n"
+            "    if r['op'] == 'hello':\n"
+            "        print(json.dumps({'id': r['id'], 'ok': True, 'name': 'old', 'ops': ['positional_encoding'], 'attrs': [],\n"
+            "                          'dtypes': ['float64', 'float32']}), flush=True)\n"
+            "        continue\n"
+            "    out = ref.positional_encoding({}, r['attrs'], set(r['outputs']))\n"
+            "    for n, p in r['outputs'].items():\n"
+            "        np.save(p, np.asarray(out[n], dtype=np.float64))\n"
+            "    print(json.dumps({'id': r['id'], 'ok': True}), flush=True)\n")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "old.py")
+            with open(path, "w") as f:
+                f.write(old)
+            r = audit("positions.unit-pairs", "--dtype", "float64", "float32", "--candidate", f"/usr/bin/python3 {path}")
+        self.assertNotIn("ERROR", r.stdout, r.stdout)
+        self.assertIn("PASS    claim positions.unit-pairs   ", r.stdout)
+        self.assertIn("N/A     claim positions.unit-pairs [float32]", r.stdout)
+        self.assertIn("its hello lists no attr 'dtype'", r.stdout)
+
     def test_a_hello_with_an_unknown_dtype_is_refused(self):
         with tempfile.TemporaryDirectory() as d:
             r = audit("attention.convex-combination", "--candidate", candidate(d, ["float64", "float8"]))

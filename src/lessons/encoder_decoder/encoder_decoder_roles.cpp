@@ -12,6 +12,7 @@
 #include "kernels/reference/matmul.hpp"
 #include "kernels/reference/positional_encoding.hpp"
 #include "lessons/encoder_decoder/encoder_decoder.hpp"
+#include "lessons/encoder_decoder/layer_error_bound.hpp"
 #include "numeric/compare.hpp"
 #include "numeric/torch_transformer_init.hpp"
 
@@ -181,7 +182,8 @@ Measurement teacher_forcing(const CheckContext& ctx) {
     // fed them, E[y_t] + PE(t): a shift_right that does not shift shows there.
     Tensor3 step_input = xt::zeros<double>({B, T, dm});
     for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t t = 0; t < T; ++t) xt::view(step_input, b, t) = xt::view(E, tokens[b][t]) + xt::view(pe, t);
+      for (std::size_t t = 0; t < T; ++t)  // E's rows as the pass's shift_right holds them: rounded, then + PE
+        xt::view(step_input, b, t) = rounded_to(ctx.precision, xt::xtensor<double, 1>(xt::view(E, tokens[b][t]))) + xt::view(pe, t);
     std::size_t layer_index = 0;
     worst = worse(worst, decoder_layers_judged(ctx.precision, input, memory, m.decoder, m.heads, m.options, causal(), {},
                                                [&](const Tensor3& in, const Tensor3& mem, const auto& layer, double bound) {
@@ -228,7 +230,7 @@ Measurement permutation_equivariance(const CheckContext& ctx) {
     }
     // In another precision, layer by layer (encoder_layers_judged): each order within the layer's
     // bound of the exact layer, so their gap over twice it; with positions, the first layer's gap
-    // less twice its bound must still reach 1e-2.
+    // less both sides' bounds must still reach 1e-2.
     const auto layer_of = [&](const Tensor3& in, const EncoderLayerParameters<double>& layer) {
       return ctx.backend.encoder_layer(in, layer, d.m.heads, d.m.options, {});
     };
@@ -239,7 +241,10 @@ Measurement permutation_equivariance(const CheckContext& ctx) {
     const std::vector<EncoderLayerParameters<double>> first(d.m.encoder.begin(), d.m.encoder.begin() + 1);
     encoder_layers_judged(ctx.precision, x + pe, first, d.m.heads, d.m.options, {}, [&](const Tensor3& in, const auto& layer, double bound) {
       const Tensor3 with_positions_permuted = rounded_to(ctx.precision, Tensor3(permuted(x) + pe));
-      least_broken = std::min(least_broken, max_abs_diff(layer_of(with_positions_permuted, layer), permuted(layer_of(in, layer))) - 2 * bound);
+      const double its_bound =  // the permuted input's own bound: each side within its own
+          encoder_layer_bound({with_positions_permuted, 0}, layer, d.m.heads, d.m.options, {}, unit_roundoff(ctx.precision)).e;
+      least_broken = std::min(least_broken, max_abs_diff(layer_of(with_positions_permuted, layer), permuted(layer_of(in, layer))) -
+                                                bound - its_bound);
       return 0.0;
     });
   }

@@ -66,7 +66,7 @@ inline double row_norm(const xt::xtensor<double, 3>& x) {
 }
 
 /// An upper bound on the spectral norm ‖W‖₂: with A = WᵀW and m = 2⁶, ‖A‖₂ ≤ ‖Aᵐ‖_F^{1/m} (the
-/// Frobenius norm bounds the spectral one), at most rank^{1/(4m)} ≈ 1.01 times ‖W‖₂ here; Aᵐ by
+/// Frobenius norm bounds the spectral one), at most rank^{1/(4m)} ≈ 1.011 times ‖W‖₂ here; Aᵐ by
 /// six squarings, each scaled to Frobenius norm 1 so that nothing overflows. The relative 10⁻¹²
 /// covers the rounding of these float64 products.
 inline double spectral_bound(const xt::xtensor<double, 2>& w) {

@@ -63,3 +63,5 @@ class RecurrentNormaliserNotUpdated : public backends::Decorator {
 };
 
 }  // namespace vl::lessons::linear_rnn
+
+#undef VL_LINEAR_BREAK

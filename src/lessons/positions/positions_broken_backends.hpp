@@ -84,3 +84,5 @@ class EncoderWithCausalMask : public MhaBreak<EncoderWithCausalMask> {
 };
 
 }  // namespace vl::lessons::positions
+
+#undef VL_TABLE_BREAK
