@@ -18,6 +18,7 @@
 #include "lessons/attention/attention_common.hpp"
 #include "lessons/mha_break.hpp"
 #include "lessons/mha_error_bound.hpp"
+#include "lessons/rounded_parameters.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/precision.hpp"
 #include "numeric/torch_mha_init.hpp"
@@ -100,10 +101,6 @@ MhaCrossCase mha_cross_case(const std::filesystem::path& goldens) {
   return c;
 }
 
-MhaParameters<double> rounded(Precision p, const MhaParameters<double>& m) {
-  return {rounded_to(p, m.in_proj_weight), rounded_to(p, m.in_proj_bias), rounded_to(p, m.out_proj_weight), rounded_to(p, m.out_proj_bias)};
-}
-
 // In a precision other than float64: the backend on the inputs and parameters rounded once to it,
 // against our plain module in float64 on the same rounded numbers; the measure is the largest
 // error over its bound (lessons/mha_error_bound.hpp), for the output and the per-head weights.
@@ -122,9 +119,9 @@ Measurement mha_matches_reference_in(const CheckContext& ctx) {
     MhaOptions<double> o;
   };
   const xt::xtensor<double, 3> x = xt::reshape_view(rounded_to(pr, in.x), std::array<std::size_t, 3>{1, in.x.shape(0), in.x.shape(1)});
-  const std::vector<Case> cases = {{"self-attention 16 × 4 heads, n = 6", x, x, rounded(pr, in.p), 4, {}},
-                                   {"cross-attention, bool + padding masks", rounded_to(pr, c.query), rounded_to(pr, c.kv), rounded(pr, c.p), 4, c.masked},
-                                   {"cross-attention, additive mask", rounded_to(pr, c.query), rounded_to(pr, c.kv), rounded(pr, c.p), 4, additive}};
+  const std::vector<Case> cases = {{"self-attention 16 × 4 heads, n = 6", x, x, rounded_parameters(pr, in.p), 4, {}},
+                                   {"cross-attention, bool + padding masks", rounded_to(pr, c.query), rounded_to(pr, c.kv), rounded_parameters(pr, c.p), 4, c.masked},
+                                   {"cross-attention, additive mask", rounded_to(pr, c.query), rounded_to(pr, c.kv), rounded_parameters(pr, c.p), 4, additive}};
   double worst = 0;
   std::vector<std::string> parts;
   for (const Case& k : cases) {

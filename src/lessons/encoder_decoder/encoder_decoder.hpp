@@ -58,14 +58,6 @@ void perturbed(P& layer, torch_rng::Generator& gen, double alpha) {
   });
 }
 
-/// A layer's parameters as a backend computing in precision `p` holds them: every entry rounded once.
-template <class P>
-P rounded_layer(Precision p, P layer) {
-  torch_rng::state_entries(layer, [&](const std::string&, auto& t) {
-    for (auto& v : t) v = round_to(p, v);
-  });
-  return layer;
-}
 
 /// torch's key_padding_mask of the cases: (B, S), true at the last key of batch 0.
 xt::xarray<bool> padding_mask(std::size_t batch, std::size_t s);

@@ -4,6 +4,7 @@
 
 #include "backends/registry.hpp"
 #include "lessons/encoder_decoder/layer_error_bound.hpp"
+#include "lessons/rounded_parameters.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/torch_transformer_init.hpp"
 
@@ -64,7 +65,7 @@ double encoder_layers_judged(Precision pr, Tensor3 x, const std::vector<EncoderL
   double worst = 0;
   for (const auto& layer : layers) {
     const Tensor3 rx = rounded_to(pr, x);
-    const auto rp = rounded_layer(pr, layer);
+    const auto rp = rounded_parameters(pr, layer);
     worst = worse(worst, judge(rx, rp, encoder_layer_bound({rx, 0}, rp, heads, o, self, unit_roundoff(pr)).e));
     x = backends::plain()->encoder_layer(rx, rp, heads, o, self);
   }
@@ -78,7 +79,7 @@ double decoder_layers_judged(Precision pr, Tensor3 x, const Tensor3& memory, con
   const Tensor3 rm = rounded_to(pr, memory);
   for (const auto& layer : layers) {
     const Tensor3 rx = rounded_to(pr, x);
-    const auto rp = rounded_layer(pr, layer);
+    const auto rp = rounded_parameters(pr, layer);
     worst = worse(worst, judge(rx, rm, rp, decoder_layer_bound({rx, 0}, {rm, 0}, rp, heads, o, self, cross, unit_roundoff(pr)).e));
     x = backends::plain()->decoder_layer(rx, rm, rp, heads, o, self, cross);
   }

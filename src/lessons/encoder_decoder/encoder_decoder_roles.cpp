@@ -13,6 +13,7 @@
 #include "kernels/reference/positional_encoding.hpp"
 #include "lessons/encoder_decoder/encoder_decoder.hpp"
 #include "lessons/encoder_decoder/layer_error_bound.hpp"
+#include "lessons/rounded_parameters.hpp"
 #include "numeric/compare.hpp"
 #include "numeric/torch_transformer_init.hpp"
 
@@ -238,15 +239,15 @@ Measurement permutation_equivariance(const CheckContext& ctx) {
                                                [&](const Tensor3& in, const auto& layer, double bound) {
                                                  return error_over_bound(layer_of(permuted(in), layer), permuted(layer_of(in, layer)), 2 * bound);
                                                }));
-    const std::vector<EncoderLayerParameters<double>> first(d.m.encoder.begin(), d.m.encoder.begin() + 1);
-    encoder_layers_judged(ctx.precision, x + pe, first, d.m.heads, d.m.options, {}, [&](const Tensor3& in, const auto& layer, double bound) {
-      const Tensor3 with_positions_permuted = rounded_to(ctx.precision, Tensor3(permuted(x) + pe));
-      const double its_bound =  // the permuted input's own bound: each side within its own
-          encoder_layer_bound({with_positions_permuted, 0}, layer, d.m.heads, d.m.options, {}, unit_roundoff(ctx.precision)).e;
-      least_broken = std::min(least_broken, max_abs_diff(layer_of(with_positions_permuted, layer), permuted(layer_of(in, layer))) -
-                                                bound - its_bound);
-      return 0.0;
-    });
+    // The first layer with positions: each side on its own rounded input, within its own bound.
+    const Precision pr = ctx.precision;
+    const auto first = rounded_parameters(pr, d.m.encoder.front());
+    const Tensor3 in = rounded_to(pr, Tensor3(x + pe)), moved = rounded_to(pr, Tensor3(permuted(x) + pe));
+    const auto bound_at = [&](const Tensor3& input) {
+      return encoder_layer_bound({input, 0}, first, d.m.heads, d.m.options, {}, unit_roundoff(pr)).e;
+    };
+    least_broken = std::min(least_broken, max_abs_diff(layer_of(moved, first), permuted(layer_of(in, first))) - bound_at(in) -
+                                              bound_at(moved));
   }
   Measurement m{worst, fmt::format("without positions max |enc(x[perm]) − enc(x)[perm]|{} = {:.1e}; with them at least {:.2e} (≥ 1e-2 "
                                    "required)",

@@ -16,6 +16,7 @@
 #include "lessons/masking/masking_broken_backends.hpp"
 #include "numeric/compare.hpp"
 #include "numeric/numpy_random.hpp"
+#include "lessons/rounded_parameters.hpp"
 #include "numeric/precision.hpp"
 
 namespace vl::lessons::masking {
@@ -77,8 +78,7 @@ Measurement mha_fully_masked_row(const CheckContext& ctx) {
   // As the backend holds them: rounded once to the precision it computes in (out_proj.bias too,
   // the value the rows without a key must return exactly).
   c.x = rounded_to(ctx.precision, c.x);
-  c.p = {rounded_to(ctx.precision, c.p.in_proj_weight), rounded_to(ctx.precision, c.p.in_proj_bias),
-         rounded_to(ctx.precision, c.p.out_proj_weight), rounded_to(ctx.precision, c.p.out_proj_bias)};
+  c.p = rounded_parameters(ctx.precision, c.p);
   const std::size_t B = c.x.shape(0), S = c.x.shape(1), d = c.x.shape(2), H = 2;
   const MhaResult<double, 3> r = ctx.backend.multi_head_attention(c.x, c.x, c.x, c.p, H, c.o);
   const xt::xtensor<bool, 2> none = mha_rows_without_key(c.o, B, S, S);

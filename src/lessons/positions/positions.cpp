@@ -12,15 +12,17 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <optional>
 
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
 
 #include "backends/backend.hpp"
 #include "kernels/reference/multi_head_attention.hpp"
-#include "lessons/mha_error_bound.hpp"
-#include "numeric/precision.hpp"
 #include "kernels/reference/positional_encoding.hpp"
+#include "lessons/mha_error_bound.hpp"
+#include "lessons/rounded_parameters.hpp"
+#include "numeric/precision.hpp"
 #include "numeric/numpy_compare.hpp"
 #include "numeric/numpy_format.hpp"
 #include "numeric/torch_mha_init.hpp"
@@ -159,8 +161,7 @@ Measurement permutation_equivariant(const CheckContext& ctx) {
     const Drawn in = draw(m);
     std::optional<MhaErrorBound> bound;
     if (p != Precision::float64) {
-      const MhaParameters<double> rp{rounded_to(p, in.p.in_proj_weight), rounded_to(p, in.p.in_proj_bias),
-                                     rounded_to(p, in.p.out_proj_weight), rounded_to(p, in.p.out_proj_bias)};
+      const MhaParameters<double> rp = rounded_parameters(p, in.p);
       const xt::xtensor<double, 3> x = xt::reshape_view(rounded_to(p, in.x), std::array<std::size_t, 3>{1, m.n, m.d});
       bound = mha_error_bound(x, x, x, rp, m.h, {}, unit_roundoff(p));
     }
