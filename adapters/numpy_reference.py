@@ -224,4 +224,4 @@ if __name__ == "__main__":
         "positional_encoding": positional_encoding,
         "linear_attention": linear_attention,
         "linear_family": linear_family,
-    }, attrs=["kv_lengths", "window", "first_query", "positions", "float_attn_mask"], dtypes=["float64", "float32"])
+    }, attrs=["kv_lengths", "window", "first_query", "positions", "float_attn_mask"], dtypes=["float64", "float32", "float16"])

@@ -17,7 +17,8 @@ linear_attention     the table, the recurrence and the chunked form with torch o
 linear_family        ONNX LinearAttention's recurrence with torch ops, token by token, for every form
                      asked (the recurrence is the operator's definition)
 
-Every request is computed in the inputs' dtype on the CPU, with one thread.
+Every request is computed in its precision on the CPU, with one thread: float64, float32, or
+torch.bfloat16 (torch 1.13's CPU kernels have no float16 matrix products).
 """
 import os
 import sys
@@ -32,8 +33,27 @@ from vl_candidate import Unsupported, serve  # noqa: E402
 torch.set_num_threads(1)
 
 
+_bfloat16 = False  # the request in hand asks for bfloat16 (its "dtype" attr): in_request_dtype sets it
+
+
 def t(a):
-    return torch.from_numpy(np.ascontiguousarray(a))
+    """An input as a tensor; in a bfloat16 request (its numbers float32, exactly) as torch.bfloat16."""
+    x = torch.from_numpy(np.ascontiguousarray(a))
+    return x.to(torch.bfloat16) if _bfloat16 and x.is_floating_point() else x
+
+
+def as_numpy(x):
+    """A result as NumPy: a bfloat16 tensor (NumPy has no bfloat16) as the float32 numbers it holds."""
+    return x.float().numpy() if x.dtype == torch.bfloat16 else x.numpy()
+
+
+def in_request_dtype(op):
+    """The operation computing in its request's precision: bfloat16 as torch.bfloat16 (t, as_numpy)."""
+    def run(inputs, attrs, wanted):
+        global _bfloat16
+        _bfloat16 = attrs.get("dtype") == "bfloat16"
+        return op(inputs, attrs, wanted)
+    return run
 
 
 def hidden_keys(attrs, sq, sk):
@@ -90,7 +110,7 @@ def forward(q, k, v, attrs, mask):
 def attention(inputs, attrs, wanted):
     mask = inputs.get("mask")
     y, w = forward(t(inputs["q"]), t(inputs["k"]), t(inputs["v"]), attrs, None if mask is None else t(mask))
-    return {"y": y.numpy(), "weights": w.numpy()}
+    return {"y": as_numpy(y), "weights": as_numpy(w)}
 
 
 def attention_backward(inputs, attrs, wanted):
@@ -98,7 +118,7 @@ def attention_backward(inputs, attrs, wanted):
     mask = inputs.get("mask")
     y, _ = forward(q, k, v, attrs, None if mask is None else t(mask))
     dq, dk, dv = torch.autograd.grad(y, (q, k, v), t(inputs["d_out"]))
-    return {"dq": dq.numpy(), "dk": dk.numpy(), "dv": dv.numpy()}
+    return {"dq": as_numpy(dq), "dk": as_numpy(dk), "dv": as_numpy(dv)}
 
 
 def mha(inputs, attrs, wanted):
@@ -123,22 +143,22 @@ def mha(inputs, attrs, wanted):
     with torch.no_grad():
         y, w = m(query, t(inputs["key"]), t(inputs["value"]), attn_mask=am, key_padding_mask=kpm,
                  need_weights="weights" in wanted, average_attn_weights=False)
-    out = {"y": y.numpy()}
+    out = {"y": as_numpy(y)}
     if w is not None:
-        out["weights"] = w.numpy()
+        out["weights"] = as_numpy(w)
     return out
 
 
 def positional_encoding(inputs, attrs, wanted):
     d, base = int(attrs["dim"]), float(attrs.get("base", 10000))
-    dtype = {"float32": torch.float32}.get(attrs.get("dtype"), torch.float64)  # computed in the request's precision
+    dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}.get(attrs.get("dtype"), torch.float64)  # the request's precision
     pos = torch.tensor(attrs.get("positions", list(range(int(attrs["length"])))), dtype=dtype)
     i = torch.arange(0, d, 2, dtype=dtype)
     angle = pos[:, None] / base ** (i / d)
     pe = torch.zeros(pos.numel(), d, dtype=dtype)
     pe[:, 0::2] = torch.sin(angle)
     pe[:, 1::2] = torch.cos(angle[:, : d // 2])
-    return {"pe": pe.numpy()}
+    return {"pe": as_numpy(pe)}
 
 
 def linear_attention(inputs, attrs, wanted):
@@ -146,7 +166,7 @@ def linear_attention(inputs, attrs, wanted):
     n, form = pq.shape[0], attrs.get("form", "parallel")
     if form == "parallel":
         a = torch.tril(pq @ pk.T)
-        return {"y": ((a @ v) / a.sum(dim=1, keepdim=True)).numpy()}
+        return {"y": as_numpy((a @ v) / a.sum(dim=1, keepdim=True))}
     if form not in ("recurrent", "chunked"):
         raise Unsupported(f"form {form!r}")
     c = 1 if form == "recurrent" else int(attrs.get("chunk") or 0)
@@ -161,7 +181,7 @@ def linear_attention(inputs, attrs, wanted):
         y[s:e] = (pq[s:e] @ state + a @ v[s:e]) / (pq[s:e] @ z + a.sum(dim=1))[:, None]
         state += pk[s:e].T @ v[s:e]
         z += pk[s:e].sum(dim=0)
-    return {"y": y.numpy()}
+    return {"y": as_numpy(y)}
 
 
 def linear_family(inputs, attrs, wanted):
@@ -184,15 +204,10 @@ def linear_family(inputs, attrs, wanted):
             u = t(inputs["beta"])[:, :, s, None] * (u - torch.einsum("bhkv,bhk->bhv", state, k[:, :, s, :]))
         state = state + k[:, :, s, :, None] * u[:, :, None, :]
         o[:, :, s, :] = scale * torch.einsum("bhkv,bhk->bhv", state[:, kv_head], q[:, :, s, :])
-    return {"o": o.numpy(), "state": state.numpy()}
+    return {"o": as_numpy(o), "state": as_numpy(state)}
 
 
 if __name__ == "__main__":
-    serve("torch-" + torch.__version__, {
-        "attention": attention,
-        "attention_backward": attention_backward,
-        "mha": mha,
-        "positional_encoding": positional_encoding,
-        "linear_attention": linear_attention,
-        "linear_family": linear_family,
-    }, attrs=["kv_lengths", "window", "first_query", "positions", "float_attn_mask"], dtypes=["float64", "float32"])
+    serve("torch-" + torch.__version__, {op.__name__: in_request_dtype(op) for op in (
+        attention, attention_backward, mha, positional_encoding, linear_attention, linear_family)},
+        attrs=["kv_lengths", "window", "first_query", "positions", "float_attn_mask"], dtypes=["float64", "float32", "bfloat16"])

@@ -10,7 +10,10 @@
 
 serve() answers the hello, then one reply line per request line until its stdin ends. Each output
 is written to the path the suite gave, as .npy, in the request's dtype (its "dtype" attr, else the
-dtype of its first floating input: the protocol's rule), C order. Raise Unsupported("why") for an operation or an option you
+dtype of its first floating input: the protocol's rule), C order. bfloat16, which NumPy lacks,
+travels as the uint16 bits: this helper hands the functions its numbers as float32 (exactly) and
+writes their outputs back as bfloat16 bits (rounded to nearest even); attrs["dtype"] says
+"bfloat16", so a function can compute in it (torch.bfloat16). Raise Unsupported("why") for an operation or an option you
 lack (the claim is then not applicable); any other exception is reported as an error, with its
 traceback on stderr (the suite shows the candidate's stderr on error). stdout carries the protocol
 only: print() in an adapter goes to stderr.
@@ -28,8 +31,23 @@ class Unsupported(Exception):
     """The candidate lacks this operation or option: the claim is not applicable to it."""
 
 
+def bfloat16_to_float32(bits):
+    """bfloat16 bits (uint16) -> the float32 numbers they are: the upper half of a float32."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def float32_to_bfloat16(x):
+    """float32 -> bfloat16 bits (uint16), rounded to nearest, ties to even; NaN a quiet NaN."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    b = x.view(np.uint32).astype(np.uint64)
+    bits = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(x), np.uint16(0x7FC0), bits)
+
+
 def _dtype_of(inputs, attrs):
     if "dtype" in attrs:  # sent to a candidate whose hello lists "dtypes": the request's precision
+        if attrs["dtype"] == "bfloat16":
+            return "bfloat16"
         return np.dtype({"float64": np.float64, "float32": np.float32, "float16": np.float16}[attrs["dtype"]])
     for a in inputs.values():
         if a.dtype.kind == "f":
@@ -47,6 +65,8 @@ def _answer(request, ops):
     if op not in ops:
         return {"id": rid, "ok": False, "error": f"unsupported: no operation {op!r}"}
     inputs = {name: np.load(path, allow_pickle=False) for name, path in request.get("inputs", {}).items()}
+    if request.get("attrs", {}).get("dtype") == "bfloat16":  # its floating arrays came as uint16 bits
+        inputs = {name: bfloat16_to_float32(a) if a.dtype == np.uint16 else a for name, a in inputs.items()}
     outputs = request.get("outputs", {})
     try:
         produced = ops[op](inputs, request.get("attrs", {}), set(outputs))
@@ -56,7 +76,10 @@ def _answer(request, ops):
     for name, path in outputs.items():
         if name not in produced:
             return {"id": rid, "ok": False, "error": f"the adapter produced no output {name!r}"}
-        np.save(path, np.ascontiguousarray(np.asarray(produced[name]), dtype=dtype), allow_pickle=False)
+        if dtype == "bfloat16":
+            np.save(path, float32_to_bfloat16(np.asarray(produced[name], dtype=np.float32)), allow_pickle=False)
+        else:
+            np.save(path, np.ascontiguousarray(np.asarray(produced[name]), dtype=dtype), allow_pickle=False)
     return {"id": rid, "ok": True}
 
 

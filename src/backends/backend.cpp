@@ -3,6 +3,8 @@
 
 #include <xtensor/xview.hpp>
 
+#include "backends/in_precision.hpp"
+
 namespace vl::backends {
 
 void Backend::lacks(Need need, const std::string& why) const { throw Unsupported(need, lacking(need, why)); }
@@ -19,6 +21,10 @@ std::string Backend::lacking(Need need, const std::string& why) const {
 VL_OPERATIONS(VL_NO_OP, VL_DEFINE_LACKING)
 #undef VL_DEFINE_LACKING
 #pragma GCC diagnostic pop
+
+std::shared_ptr<const Backend> Backend::stored_in(Precision p, std::shared_ptr<const Backend> self) const {
+  return std::make_shared<StoredIn>(p, std::move(self));
+}
 
 Decorator::Decorator(std::shared_ptr<const Backend> base, std::string name) : base_(std::move(base)), name_(std::move(name)) {}
 

@@ -63,6 +63,10 @@ class Backend {
   virtual bool supports(Need need) const = 0;
   /// The precisions it computes in (backends/in_precision.hpp judges it in each): float64 unless it says more.
   virtual std::vector<Precision> precisions() const { return {Precision::float64}; }
+  /// In bfloat16 or float16 (p, one of precisions()): the backend whose float32 operations take
+  /// inputs stored in p and return outputs stored in p; `self` is this backend, shared. By default
+  /// a StoredIn over it (backends/in_precision.hpp: float32 arithmetic, outputs rounded to p).
+  virtual std::shared_ptr<const Backend> stored_in(Precision p, std::shared_ptr<const Backend> self) const;
 
   // Every operation (ops/all.hpp), virtual; the defaults throw Unsupported.
 #define VL_DECLARE_VIRTUAL(OP, R, NAME, PARAMETERS, ARGUMENTS) virtual R NAME PARAMETERS const;

@@ -21,9 +21,16 @@ namespace vl::backends {
 using nlohmann::json;
 
 namespace {
+// The dtype an array of T travels as: a float32 array in the request's wire precision.
 template <class T>
-constexpr const char* dtype_name() {
-  return std::is_same_v<T, float> ? "float32" : std::is_same_v<T, bool> ? "bool" : "float64";
+std::string dtype_name(Precision wire) {
+  return std::is_same_v<T, float> ? to_string(wire) : std::is_same_v<T, bool> ? "bool" : "float64";
+}
+// The .npy dtype that carries it (bfloat16: its bits, as uint16).
+template <class T>
+std::string npy_dtype(Precision wire) {
+  const std::string d = dtype_name<T>(wire);
+  return d == "bfloat16" ? "uint16" : d;
 }
 std::string shape_text(const std::vector<std::size_t>& s) { return fmt::format("({})", fmt::join(s, ", ")); }
 }  // namespace
@@ -32,7 +39,8 @@ std::string shape_text(const std::vector<std::size_t>& s) { return fmt::format("
 // with their shape and dtype checked. The folder goes when the request does.
 class CandidateBackend::Request {
  public:
-  Request(const CandidateBackend& b, std::string op, Need which) : b_(b), op_(std::move(op)), which_(which) {
+  Request(const CandidateBackend& b, std::string op, Need which, Precision wire)
+      : b_(b), op_(std::move(op)), which_(which), wire_(wire) {
     candidate_signals::throw_if_interrupted();  // SIGINT/SIGTERM: no new request, unwind
     std::lock_guard lock(b_.mutex_);
     id_ = b_.next_id_++;
@@ -49,7 +57,13 @@ class CandidateBackend::Request {
   template <class T>
   void input(const std::string& name, const xt::xarray<T>& a) {
     const auto path = dir_ / (name + ".npy");
-    npy::save(path, a);
+    if constexpr (std::is_same_v<T, float>) {  // a float32 array holds numbers of the wire precision: exact in it
+      if (wire_ == Precision::float16) npy::save_float16(path, xt::xarray<double>(xt::cast<double>(a)));
+      else if (wire_ == Precision::bfloat16) npy::save_bfloat16_bits(path, xt::xarray<double>(xt::cast<double>(a)));
+      else npy::save(path, a);
+    } else {
+      npy::save(path, a);
+    }
     inputs_[name] = path.string();
     if constexpr (!std::is_same_v<T, bool>) precision<T>();  // the arrays say it too
   }
@@ -57,7 +71,7 @@ class CandidateBackend::Request {
   /// a request without a floating input (the positional table) says it so alone.
   template <class T>
   void precision() {
-    if (b_.lists_dtypes_) attrs["dtype"] = dtype_name<T>();
+    if (b_.lists_dtypes_) attrs["dtype"] = dtype_name<T>(wire_);
   }
   void output(const std::string& name) { outputs_[name] = (dir_ / (name + "_out.npy")).string(); }
   json attrs = json::object();
@@ -120,11 +134,18 @@ class CandidateBackend::Request {
     } catch (const InputError& e) {
       throw CandidateError(fmt::format("{}: output '{}' is not a readable .npy: {}", where(), name, e.what()));
     }
-    if (info.dtype != dtype_name<T>())
-      throw CandidateError(fmt::format("{}: output '{}' is {}; the inputs are {}", where(), name, info.dtype, dtype_name<T>()));
+    if (info.dtype != npy_dtype<T>(wire_))
+      throw CandidateError(fmt::format("{}: output '{}' is {}; the inputs are {}{}", where(), name, info.dtype, npy_dtype<T>(wire_),
+                                       wire_ == Precision::bfloat16 ? " (bfloat16's bits)" : ""));
     if (info.shape.size() != N)
       throw CandidateError(fmt::format("{}: output '{}' has shape {}; the operation defines a {}-dimensional array", where(), name,
                                        shape_text(info.shape), N));
+    if (std::is_same_v<T, float> && (wire_ == Precision::float16 || wire_ == Precision::bfloat16)) {
+      npy::Array a = npy::load(path);  // float16 values, or bfloat16's bits: each exact as a float
+      if (wire_ == Precision::bfloat16)
+        for (double& x : a.values) x = bfloat16_value(static_cast<std::uint16_t>(x));
+      return npy::to_xarray<T>(a);
+    }
     return npy::load_exact<T>(path);
   }
 
@@ -150,6 +171,7 @@ class CandidateBackend::Request {
   const CandidateBackend& b_;
   std::string op_;
   Need which_;
+  Precision wire_;
   int id_ = 0;
   std::filesystem::path dir_;
   json inputs_ = json::object(), outputs_ = json::object();
@@ -269,13 +291,13 @@ std::string CandidateBackend::lacking(Need need, const std::string& why) const {
 // Every operation: one request, encoded and decoded by its op header; an operation the protocol
 // does not carry is lacked.
 template <class OP, class R, class... A>
-R CandidateBackend::exchange(Op op, A&... args) const {
+R CandidateBackend::exchange(Op op, Precision wire, A&... args) const {
   if constexpr (OP::request == nullptr) {
     lacks(op);
   } else {
     Option option = Option::none;
     if constexpr (requires { OP::option_used(args...); }) option = OP::option_used(args...);
-    Request r(*this, OP::request, Need(op, option));
+    Request r(*this, OP::request, Need(op, option), wire);
     OP::encode(r, args...);
     r.send();
     R out = OP::decode(r, args...);
@@ -285,8 +307,29 @@ R CandidateBackend::exchange(Op op, A&... args) const {
 }
 
 #define VL_DEFINE_REQUEST(OP, R, NAME, PARAMETERS, ARGUMENTS) \
-  R CandidateBackend::NAME PARAMETERS const { return exchange<OP, R>(Op::NAME, VL_UNPACK ARGUMENTS); }
+  R CandidateBackend::NAME PARAMETERS const { return exchange<OP, R>(Op::NAME, Precision::float32, VL_UNPACK ARGUMENTS); }
 VL_OPERATIONS(VL_NO_OP, VL_DEFINE_REQUEST)
 #undef VL_DEFINE_REQUEST
+
+// The candidate in bfloat16 or float16: every operation a request whose float32 arrays travel in
+// p (their numbers are p's already: InPrecision rounded them) and come back in p.
+class CandidateStoredIn : public Decorator {
+ public:
+  CandidateStoredIn(Precision p, std::shared_ptr<const Backend> self, const CandidateBackend& candidate)
+      : Decorator(std::move(self), ""), candidate_(candidate), p_(p) {}
+  std::string name() const override { return candidate_.name(); }
+#define VL_DEFINE_STORED_REQUEST(OP, R, NAME, PARAMETERS, ARGUMENTS) \
+  R NAME PARAMETERS const override { return candidate_.exchange<OP, R>(Op::NAME, p_, VL_UNPACK ARGUMENTS); }
+  VL_OPERATIONS(VL_NO_OP, VL_DEFINE_STORED_REQUEST)
+#undef VL_DEFINE_STORED_REQUEST
+
+ private:
+  const CandidateBackend& candidate_;  // the base, which the Decorator holds
+  Precision p_;
+};
+
+std::shared_ptr<const Backend> CandidateBackend::stored_in(Precision p, std::shared_ptr<const Backend> self) const {
+  return std::make_shared<CandidateStoredIn>(p, std::move(self), *this);
+}
 
 }  // namespace vl::backends

@@ -50,6 +50,9 @@ class CandidateBackend : public Backend {
   bool supports(Need need) const override;
   /// The precisions its hello listed ("dtypes": [...]); float64 when it lists none.
   std::vector<Precision> precisions() const override { return dtypes_; }
+  /// In bfloat16 or float16: the same candidate, its float32 operations sent and answered in p
+  /// (float16 as NumPy's '<f2', bfloat16 as the uint16 bits; the "dtype" attr names p).
+  std::shared_ptr<const Backend> stored_in(Precision p, std::shared_ptr<const Backend> self) const override;
   std::string lacking(Need need, const std::string& why) const override;
 
   VL_OPERATIONS(VL_NO_OP, VL_DECLARE_OVERRIDE)  // every operation (ops/all.hpp): those the protocol carries are requests
@@ -62,12 +65,14 @@ class CandidateBackend : public Backend {
 
  private:
   friend class Request;
+  friend class CandidateStoredIn;
   void start() const;                      // (re)start the process and shake hands
   bool supports_request(const std::string& op) const;  // the hello listed this request op
   std::string stderr_tail() const;         // the end of the candidate's log, for error messages
   /// One operation's request, encoded and decoded by its op header (OP::encode, OP::decode).
+  /// Floating arrays go as T's dtype, a float32 one as `wire` (float32, bfloat16 or float16).
   template <class OP, class R, class... A>
-  R exchange(Op op, A&... args) const;
+  R exchange(Op op, Precision wire, A&... args) const;
 
   CandidateOptions options_;
   std::filesystem::path dir_;              // our temporary folder: requests' .npy files, the log

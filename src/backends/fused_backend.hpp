@@ -17,7 +17,10 @@ class FusedBackend : public Backend {
            "BLAS chunked linear attention";
   }
   bool ours() const override { return true; }
-  std::vector<Precision> precisions() const override { return {Precision::float64, Precision::float32}; }
+  /// float64 and float32 computed; bfloat16 and float16 stored (float32 arithmetic: StoredIn, in_precision.hpp).
+  std::vector<Precision> precisions() const override {
+    return {Precision::float64, Precision::float32, Precision::bfloat16, Precision::float16};
+  }
   bool supports(Need need) const override {
     return need == Need(Op::attention) || need == Need(Op::multi_head_attention) || need == Need(Op::linear_chunked);
   }

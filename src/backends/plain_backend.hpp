@@ -11,7 +11,10 @@ class PlainBackend : public Backend {
   std::string name() const override { return "plain"; }
   std::string summary() const override { return "our reference kernels: the score matrix formed, every operation"; }
   bool ours() const override { return true; }
-  std::vector<Precision> precisions() const override { return {Precision::float64, Precision::float32}; }
+  /// float64 and float32 computed; bfloat16 and float16 stored (float32 arithmetic: StoredIn, in_precision.hpp).
+  std::vector<Precision> precisions() const override {
+    return {Precision::float64, Precision::float32, Precision::bfloat16, Precision::float16};
+  }
   bool supports(Need) const override { return true; }
 
   VL_OPERATIONS(VL_NO_OP, VL_DECLARE_OVERRIDE)  // every operation: ops/all.hpp

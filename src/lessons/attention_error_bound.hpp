@@ -32,7 +32,12 @@
 
 namespace vl::lessons {
 
-inline double gamma(double n, double u) { return n * u / (1 - n * u); }
+/// γ_n = n·u / (1 − n·u); where n·u ≥ 1/2 (a dot product too long for bfloat16's u = 2⁻⁸, say)
+/// it is no bound a check can use: throws std::invalid_argument (the check cannot run: ERROR).
+inline double gamma(double n, double u) {
+  if (n * u >= 0.5) throw std::invalid_argument(fmt::format("no error bound: γ_n with n = {} and u = {} (n·u ≥ 1/2)", n, u));
+  return n * u / (1 - n * u);
+}
 
 /// The bound above, per unit of max|v|: (e^{2δ} − 1) + (2κ + 2·Sk + 4)·u, for attention(q, k, ·, o)
 /// in a precision of unit round-off u; `score_error` is added to δ (an error the scores carry in

@@ -23,6 +23,7 @@
 
 #include "core/errors.hpp"
 #include "numeric/float16.hpp"
+#include "numeric/precision.hpp"
 
 namespace vl::npy {
 namespace {
@@ -578,6 +579,16 @@ void save_float16(const std::filesystem::path& path, const xt::xarray<double>& a
     const std::uint16_t h = double_to_half(v);
     out += static_cast<char>(h & 0xff);
     out += static_cast<char>(h >> 8);
+  }
+  write_atomically(path, {out});
+}
+
+void save_bfloat16_bits(const std::filesystem::path& path, const xt::xarray<double>& a) {
+  std::string out = header_bytes("<u2", shape_of(a));
+  for (double v : a) {
+    const std::uint16_t b = bfloat16_bits(v);
+    out += static_cast<char>(b & 0xff);
+    out += static_cast<char>(b >> 8);
   }
   write_atomically(path, {out});
 }

@@ -78,5 +78,8 @@ void save(const std::filesystem::path& path, const xt::xarray<float>& a);
 void save(const std::filesystem::path& path, const xt::xarray<bool>& a);
 /// The same as dtype '<f2': each value rounded to the nearest float16 (ties to even).
 void save_float16(const std::filesystem::path& path, const xt::xarray<double>& a);
+/// The same as dtype '<u2': the bits of each value rounded to bfloat16 (ties to even), as
+/// vl-candidate/1 carries bfloat16 (NumPy has no such dtype; numeric/precision.hpp).
+void save_bfloat16_bits(const std::filesystem::path& path, const xt::xarray<double>& a);
 
 }  // namespace vl::npy

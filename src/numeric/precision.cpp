@@ -1,6 +1,7 @@
 // The formats a claim is judged in (see precision.hpp).
 #include "numeric/precision.hpp"
 
+#include <bit>
 #include <cfenv>
 #include <cmath>
 #include <limits>
@@ -51,6 +52,20 @@ double unit_roundoff(Precision p) {
   }
   return 1;
 }
+
+double working_roundoff(Precision p) {
+  if (p == Precision::float64 || p == Precision::float32) return unit_roundoff(p);
+  const double u = unit_roundoff(p), u32 = unit_roundoff(Precision::float32);
+  return u + u32 + u * u32;
+}
+
+std::uint16_t bfloat16_bits(double x) {
+  const double r = round_to(Precision::bfloat16, x);  // a bfloat16 number, so exactly a float
+  if (std::isnan(r)) return std::signbit(r) ? 0xffc0 : 0x7fc0;  // a quiet NaN
+  return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(r)) >> 16);
+}
+
+double bfloat16_value(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
 
 double round_to(Precision p, double x) {
   switch (p) {

@@ -106,7 +106,7 @@ MhaCrossCase mha_cross_case(const std::filesystem::path& goldens) {
 // error over its bound (lessons/mha_error_bound.hpp), for the output and the per-head weights.
 Measurement mha_matches_reference_in(const CheckContext& ctx) {
   const Precision pr = ctx.precision;
-  const double u = unit_roundoff(pr);
+  const double u = working_roundoff(pr);
   const HeadsInputs in = heads_inputs();
   const MhaCrossCase c = mha_cross_case(ctx.goldens);
   MhaOptions<double> additive = c.additive;

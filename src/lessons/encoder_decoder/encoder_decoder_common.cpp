@@ -66,7 +66,7 @@ double encoder_layers_judged(Precision pr, Tensor3 x, const std::vector<EncoderL
   for (const auto& layer : layers) {
     const Tensor3 rx = rounded_to(pr, x);
     const auto rp = rounded_parameters(pr, layer);
-    worst = worse(worst, judge(rx, rp, encoder_layer_bound({rx, 0}, rp, heads, o, self, unit_roundoff(pr)).e));
+    worst = worse(worst, judge(rx, rp, encoder_layer_bound({rx, 0}, rp, heads, o, self, working_roundoff(pr)).e));
     x = backends::plain()->encoder_layer(rx, rp, heads, o, self);
   }
   return worst;
@@ -80,7 +80,7 @@ double decoder_layers_judged(Precision pr, Tensor3 x, const Tensor3& memory, con
   for (const auto& layer : layers) {
     const Tensor3 rx = rounded_to(pr, x);
     const auto rp = rounded_parameters(pr, layer);
-    worst = worse(worst, judge(rx, rm, rp, decoder_layer_bound({rx, 0}, {rm, 0}, rp, heads, o, self, cross, unit_roundoff(pr)).e));
+    worst = worse(worst, judge(rx, rm, rp, decoder_layer_bound({rx, 0}, {rm, 0}, rp, heads, o, self, cross, working_roundoff(pr)).e));
     x = backends::plain()->decoder_layer(rx, rm, rp, heads, o, self, cross);
   }
   return worst;

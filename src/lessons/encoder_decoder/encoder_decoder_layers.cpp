@@ -84,7 +84,7 @@ Measurement layer_norm_standardises(const CheckContext& ctx) {
   // that position (layer_error_bound.hpp): x̂ recovered within e = e_y / min γ, its mean within e,
   // its variance within 2·max|x̂|·e + e².
   const Precision pr = ctx.precision;
-  const double u = unit_roundoff(pr);
+  const double u = working_roundoff(pr);
   double worst = 0;
   std::size_t positions = 0;
   const std::vector<std::array<double, 2>> offset_scale = {{0, 1}, {3, 10}, {-50, 0.1}, {1e3, 2}};

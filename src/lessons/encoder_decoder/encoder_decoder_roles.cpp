@@ -244,7 +244,7 @@ Measurement permutation_equivariance(const CheckContext& ctx) {
     const auto first = rounded_parameters(pr, d.m.encoder.front());
     const Tensor3 in = rounded_to(pr, Tensor3(x + pe)), moved = rounded_to(pr, Tensor3(permuted(x) + pe));
     const auto bound_at = [&](const Tensor3& input) {
-      return encoder_layer_bound({input, 0}, first, d.m.heads, d.m.options, {}, unit_roundoff(pr)).e;
+      return encoder_layer_bound({input, 0}, first, d.m.heads, d.m.options, {}, working_roundoff(pr)).e;
     };
     least_broken = std::min(least_broken, max_abs_diff(layer_of(moved, first), permuted(layer_of(in, first))) - bound_at(in) -
                                               bound_at(moved));

@@ -86,7 +86,7 @@ AttentionResult<T, 4> finite_fill(const Backend& base, const Tensor4<T>& q, cons
   const Shape4 shape = scores_shape(q, k);
   const xt::xtensor<T, 4> bias = o.bias ? xt::xtensor<T, 4>(xt::broadcast(*o.bias, shape)) : xt::xtensor<T, 4>(xt::zeros<T>(shape));
   AttentionOptions<T> filled = without_masks(o);
-  filled.bias = xt::xarray<T>(xt::where(hidden_keys(o, shape), T(-1e9), bias));  // −1e9 where −∞ belongs
+  filled.bias = xt::xarray<T>(xt::where(hidden_keys(o, shape), T(-1e4), bias));  // −10⁴ where −∞ belongs
   return base.attention(q, k, v, filled);
 }
 

@@ -59,7 +59,8 @@ class MaskAfterSoftmax : public AttentionBreak<MaskAfterSoftmax> {
   AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const;
 };
 
-/// A finite fill: every hidden score gets −1e9 added (an additive bias) in place of −∞.
+/// A finite fill: every hidden score gets −10⁴ added (an additive bias) in place of −∞: finite in
+/// every precision (float16's largest is 65504, so a −1e9 fill would be −∞ there and no bug).
 class FiniteFill : public AttentionBreak<FiniteFill> {
  public:
   using AttentionBreak::AttentionBreak;

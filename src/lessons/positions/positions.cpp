@@ -163,7 +163,7 @@ Measurement permutation_equivariant(const CheckContext& ctx) {
     if (p != Precision::float64) {
       const MhaParameters<double> rp = rounded_parameters(p, in.p);
       const xt::xtensor<double, 3> x = xt::reshape_view(rounded_to(p, in.x), std::array<std::size_t, 3>{1, m.n, m.d});
-      bound = mha_error_bound(x, x, x, rp, m.h, {}, unit_roundoff(p));
+      bound = mha_error_bound(x, x, x, rp, m.h, {}, working_roundoff(p));
     }
     const auto base = self_attention(ctx.backend, in, m.h, in.x);
     for (const auto& perm : in.perms) {
