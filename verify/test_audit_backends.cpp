@@ -11,9 +11,12 @@
 #include <limits>
 #include <map>
 
+#include <xtensor/xmath.hpp>
+#include <xtensor/xsort.hpp>
 #include <xtensor/xview.hpp>
 
 #include "backends/fused_backend.hpp"
+#include "backends/in_precision.hpp"
 #include "backends/registry.hpp"
 #include "engine/audit.hpp"
 #include "lessons/attention/attention.hpp"
@@ -165,6 +168,31 @@ BOOST_AUTO_TEST_CASE(a_precision_judges_the_backend_computing_in_it) {
   // A claim about our code is judged once, as our code runs, not per precision.
   BOOST_TEST(by.count({"attention.score-std", vl::Precision::float32}) == 0u);
   BOOST_TEST(!report.ok());
+}
+
+BOOST_AUTO_TEST_CASE(ours_in_a_storage_format_round_inputs_and_outputs_to_it) {
+  // Plain in float16: the inputs rounded once to float16, float32 arithmetic (the attention's
+  // stages stored in float16 too), every output a float16 number; in bfloat16 likewise.
+  const xt::xtensor<double, 4> q = {{{{0.1, 0.2}, {0.3, -0.7}}}}, v = {{{{1.0 / 3, 2.0 / 7}, {5.0 / 9, -1.0 / 11}}}};
+  for (vl::Precision p : {vl::Precision::bfloat16, vl::Precision::float16}) {
+    const auto in_p = vl::backends::computing_in(p, vl::backends::plain());
+    BOOST_REQUIRE(in_p);
+    vl::AttentionOptions<double> o;
+    o.return_weights = true;
+    const auto r = in_p->attention(q, q, v, o);
+    for (double y : r.output) BOOST_TEST(vl::round_to(p, y) == y);
+    for (double w : r.weights) BOOST_TEST(vl::round_to(p, w) == w);
+    // The output is that of the rounded inputs, within the precision's rounding of the stages.
+    const auto exact = vl::backends::plain()->attention(vl::rounded_to(p, q), vl::rounded_to(p, q), vl::rounded_to(p, v), {});
+    BOOST_TEST(xt::amax(xt::abs(r.output - exact.output))() <= 8 * vl::working_roundoff(p));
+    BOOST_TEST(xt::amax(xt::abs(r.output - exact.output))() > 0);  // rounded, not computed in float64
+  }
+  // A backend that does not declare the precision is not run in it.
+  struct Float32Only : vl::backends::Decorator {
+    Float32Only() : Decorator(vl::backends::plain(), "float32 only") {}
+    std::vector<vl::Precision> precisions() const override { return {vl::Precision::float64, vl::Precision::float32}; }
+  };
+  BOOST_TEST(!vl::backends::computing_in(vl::Precision::float16, std::make_shared<Float32Only>()));
 }
 
 BOOST_AUTO_TEST_CASE(a_backend_that_computes_in_float64_only_is_not_applicable_in_float32) {

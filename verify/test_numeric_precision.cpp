@@ -78,4 +78,39 @@ BOOST_AUTO_TEST_CASE(bfloat16_edges) {
   BOOST_TEST(std::signbit(vl::round_to(vl::Precision::bfloat16, -0.0)));
 }
 
+BOOST_AUTO_TEST_CASE(bfloat16_bits_are_the_top_half_of_the_float) {
+  std::mt19937 gen(5);
+  for (int i = 0; i < 200000; ++i) {
+    const float f = std::bit_cast<float>(std::uint32_t(gen()));
+    if (!std::isfinite(f) || std::fabs(f) > 3.3e38f) continue;
+    const std::uint16_t b = vl::bfloat16_bits(double(f));
+    BOOST_TEST(vl::bfloat16_value(b) == bfloat16_of_float(f));
+    BOOST_TEST(vl::bfloat16_bits(vl::bfloat16_value(b)) == b);  // a bfloat16 number goes through unchanged
+  }
+  BOOST_TEST(vl::bfloat16_bits(1.0) == 0x3f80);
+  BOOST_TEST(vl::bfloat16_bits(-2.0) == 0xc000);
+  BOOST_TEST(vl::bfloat16_bits(std::numeric_limits<double>::infinity()) == 0x7f80);
+  BOOST_TEST(std::isnan(vl::bfloat16_value(vl::bfloat16_bits(std::nan("")))));
+}
+
+BOOST_AUTO_TEST_CASE(working_roundoff_covers_rounding_twice) {
+  // float64 and float32 compute in themselves; a storage format's value may be a float32 result
+  // rounded again: u_p + u32 + u_p·u32, at least the error of any double rounding through float32.
+  BOOST_TEST(vl::working_roundoff(vl::Precision::float64) == vl::unit_roundoff(vl::Precision::float64));
+  BOOST_TEST(vl::working_roundoff(vl::Precision::float32) == vl::unit_roundoff(vl::Precision::float32));
+  std::mt19937_64 gen(3);
+  std::uniform_real_distribution<double> x(0.5, 1);
+  for (vl::Precision p : {vl::Precision::bfloat16, vl::Precision::float16}) {
+    const double u = vl::working_roundoff(p);
+    BOOST_TEST(u > vl::unit_roundoff(p));
+    double worst = 0;
+    for (int i = 0; i < 100000; ++i) {
+      const double e = x(gen), twice = vl::round_to(p, double(float(e)));
+      worst = std::max(worst, std::fabs(twice - e) / std::fabs(e));
+    }
+    BOOST_TEST(worst <= u);
+    BOOST_TEST(worst > vl::unit_roundoff(p) * 0.9);  // the draw reaches the rounding's worst case
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

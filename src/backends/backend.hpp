@@ -97,6 +97,7 @@ class Decorator : public Backend {
 
  protected:
   const Backend& base() const { return *base_; }
+  const std::shared_ptr<const Backend>& base_shared() const { return base_; }
 
  private:
   std::shared_ptr<const Backend> base_;

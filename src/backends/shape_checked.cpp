@@ -18,6 +18,10 @@ void expect(const Backend& b, const std::vector<ops::ResultShape>& shapes) {
 
 ShapeChecked::ShapeChecked(std::shared_ptr<const Backend> base) : Decorator(base, base->name()) {}
 
+std::shared_ptr<const Backend> ShapeChecked::stored_in(Precision p, std::shared_ptr<const Backend>) const {
+  return std::make_shared<ShapeChecked>(base().stored_in(p, base_shared()));
+}
+
 #define VL_DEFINE_CHECKED(OP, R, NAME, PARAMETERS, ARGUMENTS) \
   R ShapeChecked::NAME PARAMETERS const {                     \
     R r = base().NAME ARGUMENTS;                              \

@@ -19,6 +19,8 @@ class ShapeChecked : public Decorator {
  public:
   explicit ShapeChecked(std::shared_ptr<const Backend> base);
   std::string summary() const override { return base().summary(); }
+  /// The base stored in p (a candidate speaking p), checked likewise.
+  std::shared_ptr<const Backend> stored_in(Precision p, std::shared_ptr<const Backend> self) const override;
 
   VL_OPERATIONS(VL_NO_OP, VL_DECLARE_OVERRIDE)  // every operation: ops/all.hpp
 };

@@ -1,4 +1,4 @@
-"""`lessons audit --dtype`: the claims about the computation judged in float32, as a user runs it.
+"""`lessons audit --dtype`: the claims about the computation judged in float32, bfloat16 and float16, as a user runs it.
 
 On our plain and fused backends, every attention and masking claim that states a float32
 tolerance (or holds bit for bit) passes in float32 with every negative control rejected; one that
@@ -111,6 +111,46 @@ class Candidates(unittest.TestCase):
         self.assertIn("N/A     claim positions.unit-pairs [float32]", r.stdout)
         self.assertIn("its hello lists no attr 'dtype'", r.stdout)
 
+    def test_float16_travels_as_f2_and_bfloat16_as_uint16_bits(self):
+        # A candidate as its author writes one without our helper: it checks what arrives (float16
+        # as '<f2'; bfloat16 as uint16 bits with attrs dtype "bfloat16"), computes with the NumPy
+        # adapter in float32 and answers in the request's dtype; with WRONG, float32 instead.
+        raw = (
+            "import json, sys\n"
+            f"sys.path.insert(0, {ADAPTERS!r})\n"
+            "import numpy as np\n"
+            "import numpy_reference as ref\n"
+            "from vl_candidate import bfloat16_to_float32, float32_to_bfloat16\n"
+            "WRONG = sys.argv[1] == 'wrong'\n"
+            "for line in sys.stdin:\n"
+            "    r = json.loads(line)\n"
+            "    if r['op'] == 'hello':\n"
+            "        print(json.dumps({'id': 0, 'ok': True, 'name': 'raw', 'ops': ['attention'], 'attrs': ['dtype'],\n"
+            "                          'dtypes': ['float16', 'bfloat16']}), flush=True)\n"
+            "        continue\n"
+            "    dt = r['attrs']['dtype']\n"
+            "    x = {n: np.load(p) for n, p in r['inputs'].items()}\n"
+            "    want = {'float16': np.float16, 'bfloat16': np.uint16}[dt]\n"
+            "    assert all(a.dtype == want for n, a in x.items() if n != 'mask'), (dt, {n: a.dtype for n, a in x.items()})\n"
+            "    f = {n: (bfloat16_to_float32(a) if dt == 'bfloat16' else a.astype(np.float32)) if a.dtype != bool else a\n"
+            "         for n, a in x.items()}\n"
+            "    out = ref.attention(f, dict(r['attrs'], dtype='float32'), set(r['outputs']))\n"
+            "    for n, p in r['outputs'].items():\n"
+            "        y = np.asarray(out[n], dtype=np.float32)\n"
+            "        np.save(p, y if WRONG else float32_to_bfloat16(y) if dt == 'bfloat16' else y.astype(np.float16))\n"
+            "    print(json.dumps({'id': r['id'], 'ok': True}), flush=True)\n")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "raw.py")
+            with open(path, "w") as f:
+                f.write(raw)
+            r = audit("attention.convex-combination", "--dtype", "bfloat16", "float16", "--candidate", f"/usr/bin/python3 {path} right")
+            wrong = audit("attention.convex-combination", "--dtype", "bfloat16", "--candidate", f"/usr/bin/python3 {path} wrong")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("PASS    claim attention.convex-combination [bfloat16]", r.stdout)
+        self.assertIn("PASS    claim attention.convex-combination [float16]", r.stdout)
+        self.assertNotEqual(wrong.returncode, 0, wrong.stdout + wrong.stderr)
+        self.assertRegex(wrong.stdout, r"request \d+ \(attention\): output 'y' is float32; the inputs are uint16 \(bfloat16's bits\)")
+
     def test_a_hello_with_an_unknown_dtype_is_refused(self):
         with tempfile.TemporaryDirectory() as d:
             r = audit("attention.convex-combination", "--candidate", candidate(d, ["float64", "float8"]))
@@ -119,17 +159,17 @@ class Candidates(unittest.TestCase):
 
 
 class Float32(unittest.TestCase):
-    def judged(self, backend, minimum, *select):
+    def judged(self, backend, minimum, *select, precision="float32"):
         with tempfile.TemporaryDirectory() as d:
             j, x = os.path.join(d, "a.json"), os.path.join(d, "a.xml")
-            r = audit(*select, "--dtype", "float32", "--backend", backend, "--json", j, "--junit", x)
+            r = audit(*select, "--dtype", precision, "--backend", backend, "--json", j, "--junit", x)
             with open(j) as f:
                 report = json.load(f)
             junit = ET.parse(x).getroot()
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         claims = [c for lesson in report["lessons"] for c in lesson["claims"]]
         self.assertTrue(claims)
-        self.assertEqual({c["precision"] for c in claims}, {"float32"})
+        self.assertEqual({c["precision"] for c in claims}, {precision})
         self.assertEqual([l for lesson in report["lessons"] for l in lesson["listings"]], [])  # float64 facts
         passed = [c for c in claims if c["status"] == "passed"]
         for c in claims:
@@ -137,10 +177,10 @@ class Float32(unittest.TestCase):
                 self.assertIn(c["status"], ("passed", "not applicable"), c["why"])
                 for ch in c["checks"]:
                     for ctl in ch["controls"]:
-                        self.assertTrue(ctl["rejected"], f"{c['id']} [float32]: control {ctl['name']} not rejected")
+                        self.assertTrue(ctl["rejected"], f"{c['id']} [{precision}]: control {ctl['name']} not rejected")
         self.assertGreaterEqual(len(passed), minimum, [c["id"] for c in passed])
-        self.assertIn("[float32]", r.stdout)
-        self.assertTrue(any(tc.get("name", "").endswith("[float32]") for tc in junit.iter("testcase")))
+        self.assertIn(f"[{precision}]", r.stdout)
+        self.assertTrue(any(tc.get("name", "").endswith(f"[{precision}]") for tc in junit.iter("testcase")))
         return {c["id"]: c for c in claims}
 
     def test_plain(self):
@@ -160,6 +200,16 @@ class Float32(unittest.TestCase):
         claims = self.judged("fused", 17)
         self.assertEqual(claims["masking.masked-weights-zero"]["status"], "passed")  # through its outputs, in float32
         self.assertEqual(claims["attention.mha-matches-torch"]["status"], "passed")  # the module over the fused kernel
+
+    def test_plain_and_fused_in_bfloat16_and_float16(self):
+        # Storage formats: every claim judged there or N/A with the spec's reason (a worst-case
+        # bound too wide to judge, mostly), every control rejected where it is judged.
+        for precision, plain, fused in (("bfloat16", 17, 11), ("float16", 23, 15)):
+            with self.subTest(precision=precision):
+                claims = self.judged("plain", plain, precision=precision)
+                self.assertEqual(claims["attention.weights-distribution"]["status"], "passed")
+                self.assertIn("no bound", claims["attention.mha-matches-torch"]["why"])
+                self.judged("fused", fused, "--computation-only", precision=precision)
 
     def test_a_claim_with_no_float32_tolerance_is_untested_there(self):
         # The engine refuses to judge a claim about the computation in a precision its spec states
