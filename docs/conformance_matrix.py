@@ -28,7 +28,7 @@ def die(message):
 
 def load_all(path):
     """One implementation per precision the audit judged: (name, claims, provenance, listings),
-    the name "NAME" in float64 and "NAME [float32]" in another precision (`lessons audit --dtype`)."""
+    the name "NAME" in float64 and "NAME [float32]" (or [bfloat16], [float16]) in another precision (`lessons audit --dtype`)."""
     try:
         with open(path) as f:
             r = json.load(f)
@@ -102,9 +102,11 @@ def page(audits):
            "Every claim about the computation, run against each implementation with the spec's tolerance "
            "(`lessons audit --json`; [Auditing your own attention](@ref candidates) says how to add yours). A cell is the verdict and the "
            "check's measured value (compared with the tolerance); N/A: the implementation lacks the operation or "
-           "an option of it, or vl-candidate/1 cannot carry it. A column NAME [float32] judges the implementation "
-           "computing in float32 (`lessons audit --dtype float32`), with the spec's float32 tolerance, shown in "
-           "the cell where it is not the column's float64 one; UNTESTED there: the spec states no float32 tolerance for that claim yet.", "",
+           "an option of it, or vl-candidate/1 cannot carry it. A column NAME [float32] (or [bfloat16], [float16]) judges the "
+           "implementation computing in that precision (`lessons audit --dtype float32`), with the spec's tolerance there, "
+           "shown in the cell where it is not the column's float64 one; N/A there with the spec's reason where the claim "
+           "cannot be judged in it (a worst-case bound as wide as the outputs, mostly, in bfloat16 and float16); UNTESTED: "
+           "the spec states no tolerance for that precision yet.", "",
            "| claim | tolerance | " + " | ".join(names) + " |",
            "| --- | --- | " + " | ".join("---" for _ in names) + " |"]
     for cid in order:

@@ -34,10 +34,13 @@ def implementations(source: Path):
     """(name, the audit's arguments after `lessons audit --root SOURCE`) in column order."""
     numpy = ["--candidate", f"{PYTHON} {source / 'adapters' / 'numpy_reference.py'}"]
     torch = ["--candidate", f"{PYTHON} {source / 'adapters' / 'torch_reference.py'}"]
-    float32 = ["--dtype", "float32"]  # the claims about the computation, each implementation computing in float32
+    # The claims about the computation in each narrower precision the implementation declares: ours
+    # all three (bfloat16 and float16 stored, float32 arithmetic), the NumPy adapter float32 and
+    # float16, the torch adapter float32 and bfloat16. One audit each; a column per precision.
+    ours = ["--dtype", "float32", "bfloat16", "float16"]
     return [("fused", ["--backend", "fused"]), ("numpy", numpy), ("torch", torch),
-            ("plain-float32", float32), ("fused-float32", ["--backend", "fused", *float32]),
-            ("numpy-float32", [*numpy, *float32]), ("torch-float32", [*torch, *float32])]
+            ("plain-narrow", ours), ("fused-narrow", ["--backend", "fused", *ours]),
+            ("numpy-narrow", [*numpy, "--dtype", "float32", "float16"]), ("torch-narrow", [*torch, "--dtype", "float32", "bfloat16"])]
 
 
 def check_audit(name, path: Path, status=None, log=""):

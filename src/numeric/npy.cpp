@@ -573,25 +573,25 @@ void save_floats(const std::filesystem::path& path, const char* descr, const xt:
 void save(const std::filesystem::path& path, const xt::xarray<double>& a) { save_floats(path, "<f8", a); }
 void save(const std::filesystem::path& path, const xt::xarray<float>& a) { save_floats(path, "<f4", a); }
 
-void save_float16(const std::filesystem::path& path, const xt::xarray<double>& a) {
-  std::string out = header_bytes("<f2", shape_of(a));
+namespace {
+// A 16-bit array's file: each value's 16 bits (bits_of), little-endian.
+template <class BitsOf>
+void save_16_bits(const std::filesystem::path& path, const char* descr, const xt::xarray<double>& a, BitsOf bits_of) {
+  std::string out = header_bytes(descr, shape_of(a));
   for (double v : a) {
-    const std::uint16_t h = double_to_half(v);
-    out += static_cast<char>(h & 0xff);
-    out += static_cast<char>(h >> 8);
-  }
-  write_atomically(path, {out});
-}
-
-void save_bfloat16_bits(const std::filesystem::path& path, const xt::xarray<double>& a) {
-  std::string out = header_bytes("<u2", shape_of(a));
-  for (double v : a) {
-    const std::uint16_t b = bfloat16_bits(v);
+    const std::uint16_t b = bits_of(v);
     out += static_cast<char>(b & 0xff);
     out += static_cast<char>(b >> 8);
   }
   write_atomically(path, {out});
 }
+}  // namespace
+
+void save_float16(const std::filesystem::path& path, const xt::xarray<double>& a) { save_16_bits(path, "<f2", a, double_to_half); }
+void save_bfloat16_bits(const std::filesystem::path& path, const xt::xarray<double>& a) {
+  save_16_bits(path, "<u2", a, bfloat16_bits);
+}
+
 
 void save(const std::filesystem::path& path, const xt::xarray<bool>& a) {
   std::string out = header_bytes("|b1", shape_of(a));
