@@ -57,7 +57,7 @@ class CandidateBackend::Request {
   template <class T>
   void input(const std::string& name, const xt::xarray<T>& a) {
     const auto path = dir_ / (name + ".npy");
-    if constexpr (std::is_same_v<T, float>) {  // a float32 array holds numbers of the wire precision: exact in it
+    if constexpr (std::is_same_v<T, float>) {  // in the wire precision: exact for what InPrecision rounded, else rounded here once
       if (wire_ == Precision::float16) npy::save_float16(path, xt::xarray<double>(xt::cast<double>(a)));
       else if (wire_ == Precision::bfloat16) npy::save_bfloat16_bits(path, xt::xarray<double>(xt::cast<double>(a)));
       else npy::save(path, a);

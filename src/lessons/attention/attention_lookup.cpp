@@ -4,7 +4,6 @@
 // are PyTorch's; with the broken backends each claim must reject.
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 #include <limits>
 
 #include <fmt/format.h>
@@ -233,12 +232,10 @@ SdpaCase option_case() {
 // In a precision other than float64: the backend computes on inputs rounded once to it
 // (backends/in_precision.hpp); the reference is our plain kernel in float64 on the same rounded
 // inputs, and the measure is the error over its bound (lessons/attention_error_bound.hpp), for the
-// output and for the weights (their bound: the output's with max|v| = 1). A case whose bound is
-// no bound there (scores ~10³ in bfloat16 or float16) is not judged, and the detail says so.
+// output and for the weights (their bound: the output's with max|v| = 1).
 Measurement matches_reference_in(const CheckContext& ctx, const std::vector<SdpaCase>& cases) {
   const Precision p = ctx.precision;
   double worst = 0;
-  std::size_t judged = 0;
   std::vector<std::string> parts;
   for (const SdpaCase& c : cases) {
     SdpaCase in = c;
@@ -246,16 +243,9 @@ Measurement matches_reference_in(const CheckContext& ctx, const std::vector<Sdpa
     if (in.options.scale) in.options.scale = round_to(p, *in.options.scale);
     if (in.options.bias) in.options.bias = rounded_to(p, *in.options.bias);
     in.options.softcap = round_to(p, in.options.softcap);
-    double bound = 0;
-    try {
-      bound = attention_error_bound(in.q, in.k, in.v, in.options, working_roundoff(p));
-    } catch (const std::invalid_argument& e) {  // scores ~10³ in bfloat16 or float16: e^{2δ} is no bound
-      parts.push_back(fmt::format("{}: not judged in {} ({})", c.name, to_string(p), e.what()));
-      continue;
-    }
-    ++judged;
     const auto r = ctx.backend.attention(in.q, in.k, in.v, with_weights(in.options));
     const auto ref = backends::plain()->attention(in.q, in.k, in.v, with_weights(in.options));
+    const double bound = attention_error_bound(in.q, in.k, in.v, in.options, working_roundoff(p));
     const double vmax = xt::amax(xt::abs(in.v))();
     double o = max_abs_diff(r.output, ref.output) / bound, w = max_abs_diff(r.weights, ref.weights) / (bound / vmax);
     if (std::isnan(o)) o = kInf;  // std::max drops a NaN: it must fail
@@ -263,11 +253,9 @@ Measurement matches_reference_in(const CheckContext& ctx, const std::vector<Sdpa
     worst = std::max({worst, o, w});
     parts.push_back(fmt::format("{}: output {:.2e} of its bound {:.2e}, weights {:.2e} of theirs", c.name, o, bound, w));
   }
-  if (judged == 0) throw std::invalid_argument(fmt::format("no case has a useful error bound in {}: {}", to_string(p), fmt::join(parts, "; ")));
   if (std::isnan(worst)) worst = kInf;
-  return {worst, fmt::format("largest error over its bound, against our float64 kernel on the inputs rounded to {}: {:.3f} ({} of {} "
-                             "cases judged); {}",
-                             to_string(ctx.precision), worst, judged, cases.size(), fmt::join(parts, "; "))};
+  return {worst, fmt::format("largest error over its bound, against our float64 kernel on the inputs rounded to {}: {:.3f}; {}",
+                             to_string(ctx.precision), worst, fmt::join(parts, "; "))};
 }
 
 Measurement matches_torch(const CheckContext& ctx) {
