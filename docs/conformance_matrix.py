@@ -88,7 +88,19 @@ def escape(text):
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+PRECISION_ORDER = ["float64", "float32", "bfloat16", "float16"]
+
+
+def by_precision(audits):
+    """The columns grouped by precision (every implementation in float64 first, then float32, ...),
+    each group in the implementations' order."""
+    def precision(name):
+        return name.rsplit(" [", 1)[1][:-1] if name.endswith("]") and " [" in name else "float64"
+    return sorted(audits, key=lambda a: PRECISION_ORDER.index(precision(a[0])) if precision(a[0]) in PRECISION_ORDER else 99)
+
+
 def page(audits):
+    audits = by_precision(audits)
     order, statements, tolerances = [], {}, {}
     for _, claims, _, _ in audits:
         for cid, c in claims.items():

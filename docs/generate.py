@@ -360,7 +360,14 @@ class LessonPage:
         self.spec_error = spec_error  # why the engine exported no spec at all, if it did not
         self.lesson_id = (result or {}).get("id") or (spec.lesson if spec else "")
         self.title = (spec.title if spec and spec.title else (result or {}).get("title", "")) or self.lesson_id
-        self.claims = {c["id"]: c for c in (result or {}).get("claims", [])}
+        # A claim's card reads its float64 verdict; the other precisions the audit judged it in
+        # (`lessons audit` judges every precision the backend computes in) are listed under it.
+        judged = (result or {}).get("claims", [])
+        self.claims = {c["id"]: c for c in judged if c.get("precision", "float64") == "float64"}
+        self.in_precisions = {}
+        for c in judged:
+            if c.get("precision", "float64") != "float64":
+                self.in_precisions.setdefault(c["id"], []).append(c)
         self.listings = {li["id"]: li for li in (result or {}).get("listings", [])}
         self.rules = {}
         if spec:
@@ -380,6 +387,8 @@ class LessonPage:
         if not items:
             return "error"
         bad = [x["status"] for x in items if x["status"] != "passed"]
+        # In another precision a claim may be N/A with the spec's reason; any other verdict counts.
+        bad += [x["status"] for xs in self.in_precisions.values() for x in xs if x["status"] not in ("passed", "not applicable")]
         return bad[0] if bad else "passed"
 
     def counts(self):
@@ -388,6 +397,10 @@ class LessonPage:
         controls = [ctl for c in claims for ch in c.get("checks", []) for ctl in ch.get("controls", [])]
         return {
             "claims": (sum(c["status"] == "passed" for c in claims), len(claims)),
+            # judged in float32, bfloat16, float16: (passed, judged, not applicable)
+            "precisions": (sum(c["status"] == "passed" for xs in self.in_precisions.values() for c in xs),
+                           sum(c["status"] != "not applicable" for xs in self.in_precisions.values() for c in xs),
+                           sum(c["status"] == "not applicable" for xs in self.in_precisions.values() for c in xs)),
             "listings": (sum(li["status"] == "passed" for li in listings), len(listings)),
             "controls": (sum(bool(ctl.get("rejected")) for ctl in controls), len(controls)),
             "lines": (sum(bool(v.get("passed")) for li in listings for v in li.get("lines", []) if not is_timing(v.get("rule"))),
@@ -403,9 +416,11 @@ class LessonPage:
             out.append("the audit produced no result for this lesson (see the main page)")
             return out
         out += [f"problem: {p}" for p in self.result.get("problems", [])]
-        for c in self.claims.values():
+        others = [c for xs in self.in_precisions.values() for c in xs if c["status"] not in ("passed", "not applicable")]
+        for c in list(self.claims.values()) + others:
             if c["status"] != "passed":
-                out.append(f'claim <a href="#{claim_anchor(c["id"])}"><code>{esc(c["id"])}</code></a> is '
+                where = f' in {esc(c["precision"])}' if c.get("precision", "float64") != "float64" else ""
+                out.append(f'claim <a href="#{claim_anchor(c["id"])}"><code>{esc(c["id"])}</code></a>{where} is '
                            f'<b>{esc(c["status"])}</b>' + (f': {esc(c["why"])}' if c.get("why") else ""))
         for li in self.listings.values():
             if li["status"] != "passed":
@@ -427,7 +442,10 @@ class LessonPage:
                 f'{c["lines"][0]}/{c["lines"][1]} documented lines reproduced'
                 + (f', {c["timings"][0]}/{c["timings"][1]} timing lines in the documented form (their values are '
                    f'this machine\'s)' if c["timings"][1] else "")
-                + f' ({c["listings"][0]}/{c["listings"][1]} listings). {self.provenance_inline()}</div>')
+                + f' ({c["listings"][0]}/{c["listings"][1]} listings)'
+                + (f'; in float32, bfloat16 and float16, {c["precisions"][0]}/{c["precisions"][1]} verdicts judged there hold '
+                   f'({c["precisions"][2]} not applicable there, each with the spec\'s reason)' if c["precisions"][1] + c["precisions"][2] else "")
+                + f'. {self.provenance_inline()}</div>')
         items = "".join(f"<li>{f}</li>" for f in self.failures())
         return htmlonly(
             f'<div class="vl-banner vl-banner-fail"><span class="vl-banner-mark">✗</span> '
@@ -482,7 +500,8 @@ class LessonPage:
                     '<details class="vl-controls"><summary>Negative controls: '
                     f'{sum(bool(x.get("rejected")) for x in ctls)}/{len(ctls)} rejected by this check</summary>'
                     f'<ul class="vl-control-list">{items}</ul></details>')
-        ok = status == "passed"
+        rows += self.precision_rows(cid, compare)
+        ok = status == "passed" and all(x["status"] in ("passed", "not applicable") for x in self.in_precisions.get(cid, []))
         return htmlonly(
             f'<div class="vl-card vl-claim {"" if ok else "vl-card-fail"}" id="{claim_anchor(cid)}">'
             f'<div class="vl-card-head"><span class="vl-card-kind">Claim</span> <code class="vl-id">{esc(cid)}</code>'
@@ -490,6 +509,31 @@ class LessonPage:
             f'<div class="vl-statement">{typeset_text(statement)}</div>'
             + "".join(rows)
             + f'<div class="vl-source"><span class="vl-label">Source</span> {esc(src)}</div></div>')
+
+    def precision_rows(self, cid, compare) -> list:
+        """The claim in float32, bfloat16, float16: each verdict, its tolerance there and what was
+        measured, or why it is not applicable; folded, since the float64 card comes first."""
+        judged = self.in_precisions.get(cid, [])
+        if not judged:
+            return []
+        items = []
+        for x in judged:
+            checks = [ch for ch in x.get("checks", []) if not ch.get("not_applicable") and not ch.get("error")]
+            controls = [ctl for ch in x.get("checks", []) for ctl in ch.get("controls", [])]
+            if x["status"] == "not applicable":
+                what = esc(x.get("why", ""))
+            else:
+                what = "; ".join(reading(cid, ch.get("measured"), x["tolerance"], compare, failed=not ch.get("passed")) for ch in checks)
+                if controls:
+                    what += f'; {sum(bool(c.get("rejected")) for c in controls)}/{len(controls)} negative controls rejected'
+                if x.get("why"):
+                    what += f' — {esc(x["why"])}'
+            mark = '<span class="vl-verdict vl-na">– N/A</span>' if x["status"] == "not applicable" else verdict(x["status"])
+            items.append(f'<li>{mark} <b>{esc(x["precision"])}</b> {what}</li>')
+        word = {"not applicable": "N/A", "passed": "pass"}
+        summary = ", ".join(f'{esc(x["precision"])} {esc(word.get(x["status"], STATUS_WORD.get(x["status"], x["status"])))}' for x in judged)
+        return [f'<details class="vl-controls vl-precisions"><summary>In other precisions: {summary}</summary>'
+                f'<ul class="vl-control-list">{"".join(items)}</ul></details>']
 
     def control_item(self, cid, ctl, tol, compare) -> str:
         """A broken variant and the metric that rejected it: the check's own words (its detail)."""

@@ -68,6 +68,14 @@ void audit(const AuditArgs& args) {
   } else {
     options.backend = backend_named(args.backend);
   }
+  // No --dtype: every precision the judged implementation computes in (float64 first), so a
+  // candidate whose hello lists no "dtypes" is judged in float64 alone, as it always was.
+  if (args.dtypes.empty()) {
+    options.precisions.clear();
+    const auto has = options.backend->precisions();
+    for (Precision p : kAllPrecisions)
+      if (std::find(has.begin(), has.end(), p) != has.end()) options.precisions.push_back(p);
+  }
   // Refuse unwritable report paths before spending time on the audit.
   for (const auto& path : {args.json, args.junit})
     if (!path.empty() && !std::filesystem::is_directory(std::filesystem::absolute(path).parent_path()))
@@ -150,7 +158,8 @@ void add_audit_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--dtype", args->dtypes,
                   "Judge each claim about the computation in these precisions (float64, float32, bfloat16, float16; "
-                  "default float64): the backend computes in each, with the spec's tolerance there (tolerance-float32: ...)");
+                  "default: every precision the backend computes in, see lessons backends): the backend computes in "
+                  "each, with the spec's tolerance there (tolerance-float32: ...)");
   cmd->add_flag("--computation-only", args->computation_only,
                 "Only what differs between implementations: the claims about the computation and the listings computed "
                 "by backend operations (the claims about our own code run the same on any backend)");

@@ -1,5 +1,6 @@
 // lessons backends: the implementations `lessons audit --backend NAME` can judge, and the
-// operations and options each has (a claim needing another one is not applicable to it).
+// operations and options each has (a claim needing another one is not applicable to it), and the
+// precisions it computes in.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -16,6 +17,9 @@ void list_backends() {
     fmt::print("{}{}: {}\n", b->name(), b == backends::plain() ? " (default)" : "", b->summary());
     fmt::print("  operations: {}\n", fmt::join(has, ", "));
     if (!lacks.empty()) fmt::print("  lacks:      {}\n", fmt::join(lacks, ", "));
+    std::vector<std::string> precisions;
+    for (Precision p : b->precisions()) precisions.push_back(to_string(p));
+    fmt::print("  computes in: {} (lessons audit judges each unless --dtype says otherwise)\n", fmt::join(precisions, ", "));
   }
 }
 }  // namespace

@@ -46,8 +46,13 @@ class ConformancePage(SiteHelpers, unittest.TestCase):
                     if c["subject"] == "our-code":
                         continue
                     self.assertIn(c["id"], rows, f"{c['id']} missing from the page")
-                    self.assertTrue(rows[c["id"]][2 + i].startswith(verdict.get(c["status"], "?")),
-                                    f"{c['id']} for {name}: page says {rows[c['id']][2 + i]!r}, the audit {c['status']}")
+                    # float64 in the implementation's own column; another precision in "NAME [precision]"
+                    p = c.get("precision", "float64")
+                    col = 2 + i if p == "float64" else header.index(f"{header[2 + i]} [{p}]")
+                    self.assertTrue(rows[c["id"]][col].startswith(verdict.get(c["status"], "?")),
+                                    f"{c['id']} for {name} in {p}: page says {rows[c['id']][col]!r}, the audit {c['status']}")
+        for name in ("plain [float32]", "plain [bfloat16]", "plain [float16]", "numpy-reference [float16]"):
+            self.assertIn(name, header)  # every precision the implementation computes in, a column each
         self.assertTrue(rows["masking.mha-fully-masked-row"][5].startswith("FAIL"), rows["masking.mha-fully-masked-row"])
         self.assertTrue(rows["masking.mha-fully-masked-row"][4].startswith("PASS"), rows["masking.mha-fully-masked-row"])
         listings = {tr.find_elements(By.CSS_SELECTOR, "td")[0].text.strip(): [td.text.strip() for td in tr.find_elements(By.CSS_SELECTOR, "td")]

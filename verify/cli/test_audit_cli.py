@@ -152,7 +152,7 @@ class AuditCli(unittest.TestCase):
     def test_pristine_copy_passes_and_reports(self):
         j, x = self.root.path("audit.json"), self.root.path("audit.xml")
         # A pristine copy passes, every control rejected (one audit of the whole lesson for both).
-        r = self.root.audit("linear-rnn", "--json", j, "--junit", x)
+        r = self.root.audit("linear-rnn", "--dtype", "float64", "--json", j, "--junit", x)  # the precisions: test_default_precisions
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertRegex(r.stdout, r"\n7 passed, 0 failed\n")  # the last lines name the report files
         self.assertIn("claims: 6, with a negative control: 6, controls rejected: 13/13", r.stdout)
@@ -187,13 +187,21 @@ class AuditCli(unittest.TestCase):
         self.assertEqual(len(suite.findall(".//testcase")), 7)
 
     def test_selection_by_claim_and_listing(self):
-        r = self.root.audit("linear-rnn.causal")
+        r = self.root.audit("linear-rnn.causal", "--dtype", "float64")
         self.assertEqual(r.returncode, 0, r.stdout)
         self.assertIn("claim linear-rnn.causal", r.stdout)
         self.assertNotIn("linear-rnn.forms-agree", r.stdout)
         self.assertEqual(r.stdout.splitlines()[-1], "1 passed, 0 failed")
         r = self.root.audit("linear-rnn.main")
         self.assertEqual(r.stdout.splitlines()[-1], "1 passed, 0 failed")
+
+    def test_default_precisions(self):
+        # No --dtype: every precision the backend computes in, float64 first (plain: all four).
+        r = self.root.audit("linear-rnn.causal")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        for p in ("   ", " [float32]", " [bfloat16]", " [float16]"):
+            self.assertIn(f"PASS    claim linear-rnn.causal{p}", r.stdout)
+        self.assertEqual(r.stdout.splitlines()[-1], "4 passed, 0 failed")
 
     def test_update_then_accept(self):
         # A generated golden that is sealed but stale: --update proposes, accept replaces.
@@ -271,14 +279,15 @@ class Backends(unittest.TestCase):
         self.assertIn("operations: attention, multi-head-attention, linear-chunked", fused)
         self.assertIn("lacks:      attention-weights", fused)
         self.assertIn("multi-head-attention-weights", fused)
+        self.assertIn("computes in: float64, float32, bfloat16, float16", fused)
 
     def test_fused_backend_reports_what_it_cannot_run(self):
         # It has no backward: that claim is not applicable. It forms no weights: matches-torch is
         # judged by its check that reads them from the outputs, and the report says which could not run.
         with tempfile.TemporaryDirectory() as d:
             j, x = os.path.join(d, "a.json"), os.path.join(d, "a.xml")
-            r = run("audit", "attention.matches-torch", "attention.backward-fd", "--backend", "fused", "--json", j,
-                    "--junit", x)
+            r = run("audit", "attention.matches-torch", "attention.backward-fd", "--backend", "fused", "--dtype", "float64",
+                    "--json", j, "--junit", x)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             self.assertIn("N/A     claim attention.backward-fd", r.stdout)
             self.assertIn("not applicable: backend 'fused' has no attention-backward", r.stdout)
@@ -318,7 +327,7 @@ class Backends(unittest.TestCase):
         self.assertNotIn("attention.score-std", r.stdout)
 
     def test_nothing_applicable_is_said_and_fails(self):
-        r = run("audit", "attention.backward-fd", "--backend", "fused")
+        r = run("audit", "attention.backward-fd", "--backend", "fused", "--dtype", "float64")
         self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("-- nothing was checked: no claim or listing ran on backend fused", r.stdout)
         self.assertEqual(r.stdout.splitlines()[-1], "0 passed, 0 failed, 1 not applicable")
@@ -326,7 +335,7 @@ class Backends(unittest.TestCase):
     def test_all_failed_is_not_nothing_checked(self):
         # The torch adapter's NaN row fails this claim: checked, and failed, never "nothing was checked".
         torch_adapter = os.path.join(SOURCE, "adapters", "torch_reference.py")
-        r = run("audit", "masking.fully-masked-row-zero", "--candidate", f"{sys.executable} {torch_adapter}")
+        r = run("audit", "masking.fully-masked-row-zero", "--dtype", "float64", "--candidate", f"{sys.executable} {torch_adapter}")
         self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("FAIL    claim masking.fully-masked-row-zero", r.stdout)
         self.assertNotIn("nothing was checked", r.stdout)
