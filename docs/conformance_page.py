@@ -3,10 +3,11 @@
 
     write_conformance_page(lessons, source, out, pages, plain_audit)   (called by build_docs.py)
 
-Four implementations: `plain` (the audit build_docs.py already has), `fused`, the NumPy adapter
-and the torch adapter (`lessons audit --candidate ...`), each audited with `--json` into
-OUT/conformance/; the three are run side by side. With VL_CONFORMANCE_AUDITS=DIR (ctest sets it
-to the build folder, where the candidate tests keep audit-numpy.json and audit-torch.json) an
+Five implementations: `plain` (the audit build_docs.py already has), `fused`, the NumPy adapter,
+the torch adapter and the ONNX Runtime adapter (`lessons audit --candidate ...`), each audited
+with `--json` into OUT/conformance/ in every precision it computes in; the four are run side by side. With VL_CONFORMANCE_AUDITS=DIR (ctest sets it
+to the build folder, where the candidate tests keep audit-numpy.json, audit-torch.json and
+audit-onnxruntime.json) an
 audit-NAME.json already there is used instead of running that audit again.
 
 An audit that exits 1 is shown as it is (the torch adapter fails on purpose: its real departures);
@@ -38,7 +39,8 @@ def implementations(source: Path):
     # ours float64, float32, bfloat16 and float16 (the last two stored, float32 arithmetic), the
     # NumPy adapter float64, float32 and float16, the torch adapter float64, float32 and bfloat16;
     # a column per precision.
-    return [("fused", ["--backend", "fused"]), ("numpy", numpy), ("torch", torch)]
+    onnxruntime = ["--candidate", f"node {source / 'adapters' / 'onnxruntime' / 'adapter.js'}"]
+    return [("fused", ["--backend", "fused"]), ("numpy", numpy), ("torch", torch), ("onnxruntime", onnxruntime)]
 
 
 def check_audit(name, path: Path, status=None, log=""):
@@ -55,11 +57,15 @@ def check_audit(name, path: Path, status=None, log=""):
     return report
 
 
-def versions():
+def versions(source: Path):
     code = ("import sys, numpy, torch; "
             "print(f'Python {sys.version.split()[0]}, NumPy {numpy.__version__}, torch {torch.__version__}')")
     run = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True)
-    return run.stdout.strip() if run.returncode == 0 else f"(not known: {run.stderr.strip()[-200:]})"
+    python = run.stdout.strip() if run.returncode == 0 else f"(not known: {run.stderr.strip()[-200:]})"
+    node = subprocess.run(["node", "-e", "process.stdout.write(`Node ${process.version}, ONNX Runtime ` + "
+                           "require('onnxruntime-node/package.json').version)"],
+                          capture_output=True, text=True, cwd=source / "adapters" / "onnxruntime")
+    return python + "; " + (node.stdout.strip() if node.returncode == 0 else f"(ONNX Runtime not known: {node.stderr.strip()[-200:]})")
 
 
 def write_conformance_page(lessons, source: Path, out: Path, pages: Path, plain_audit: Path):
@@ -96,7 +102,7 @@ def write_conformance_page(lessons, source: Path, out: Path, pages: Path, plain_
         f'"{a}"' if " " in a else a for a in args) for n, args in implementations(source)}}
     text += ("\n## What ran\n\n"
              f"Built by `docs/build_docs.py` from this build's audits (none is a committed snapshot): commit "
-             f"{audits[0][2].get('commit', '?')}, {audits[0][2].get('date', '?')}; the adapters on {versions()}.\n\n"
+             f"{audits[0][2].get('commit', '?')}, {audits[0][2].get('date', '?')}; the adapters on {versions(source)}.\n\n"
              + "".join(f"- **{name}**: `{commands[name]} --json`\n"
                        for name in ["plain"] + [n for n, _ in implementations(source)]))
     page = pages / "conformance.md"

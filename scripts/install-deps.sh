@@ -16,6 +16,7 @@ DEFAULT_PACKAGES=(
   chromium chromium-driver python3-selenium # the docs tests: headless Chromium driven by Selenium
   valgrind                                 # memcheck of the CLI in CI (scripts/valgrind.sh)
   ccache                                   # compiler cache for the build scripts (scripts/compiler-cache.sh)
+  nodejs                                   # Node and npm: the ONNX Runtime adapter (below)
 )
 if [ $# -gt 0 ]; then PACKAGES=("$@"); else PACKAGES=("${DEFAULT_PACKAGES[@]}"); fi
 
@@ -23,12 +24,24 @@ missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "install-deps: done"
+fi
 
-echo "install-deps: installing ${missing[*]}"
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "install-deps: done"
+# ONNX Runtime for its adapter (adapters/onnxruntime/): the npm packages its lockfile pins.
+# --ignore-scripts: onnxruntime-node ships its CPU library in the package; its install script
+# only fetches GPU add-ons (and fails without them). Done again only when the lockfile changes.
+if [ $# -eq 0 ]; then
+  ort="$(cd "$(dirname "$0")/.." && pwd)/adapters/onnxruntime"
+  if ! cmp -s "$ort/package-lock.json" "$ort/node_modules/.vl-installed-lock" 2>/dev/null; then
+    echo "install-deps: npm ci in adapters/onnxruntime (onnxruntime-node, onnx-proto, as its lockfile pins)"
+    (cd "$ort" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+    cp "$ort/package-lock.json" "$ort/node_modules/.vl-installed-lock"
+  fi
+fi

@@ -85,7 +85,7 @@ def main():
         case = cases.get(f"claim {cid}")
         if case is None or case.find("failure") is None:
             problems.append(f"JUnit has no failing test case 'claim {cid}'")
-    if claims and sum(c["status"] == "passed" for c in claims.values()) == 0:
+    if sum(c["status"] == "passed" for c in judged) == 0:
         problems.append("no claim passed")
     print(run.stdout[-3000:])
     if problems:
