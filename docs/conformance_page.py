@@ -17,6 +17,7 @@ implementation's command, and the Python, NumPy and torch the adapters ran on.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +42,42 @@ def implementations(source: Path):
     # a column per precision.
     onnxruntime = ["--candidate", f"node {source / 'adapters' / 'onnxruntime' / 'adapter.js'}"]
     return [("fused", ["--backend", "fused"]), ("numpy", numpy), ("torch", torch), ("onnxruntime", onnxruntime)]
+
+
+ONNX_CASES = "onnx-node-attention"  # ../shared/external/: ONNX's backend cases (Attention opsets 23-26, LinearAttention 27)
+
+
+def onnx_cases_section(lessons, source: Path):
+    """ONNX's backend cases through each implementation (`lessons onnx DIR` with --backend or
+    --candidate): the counts, every FAIL with its line, and the SKIPs grouped by their reason."""
+    cases = source.parent / "shared" / "external" / ONNX_CASES
+    if not cases.is_dir() or not lessons:
+        return f"\n## ONNX's backend cases\n\nNot run: {cases} is not on this machine.\n"
+    out = ["", "## ONNX's backend cases", "",
+           f"ONNX's own node tests ({ONNX_CASES}: the model, its inputs and ONNX's expected outputs), run through each "
+           "implementation by `lessons onnx DIR` with the same rules for all: a case passes when every output it defines is "
+           "within ONNX's tolerance; one the implementation cannot run is a SKIP with the reason, never a pass.", "",
+           "| implementation | passed | failed | skipped |", "| --- | --- | --- | --- |"]
+    details = []
+    for name, args in [("plain", ["--backend", "plain"])] + implementations(source):
+        run = subprocess.run([str(lessons), "onnx", str(cases), *args], capture_output=True, text=True, cwd=source, timeout=600)
+        lines = run.stdout.splitlines()
+        total = next((line for line in reversed(lines) if " passed, " in line), None)
+        if run.returncode not in (0, 1) or total is None:
+            raise ConformanceError(f"lessons onnx through {name} could not run (exit status {run.returncode}): {run.stderr[-800:]}")
+        counts = [int(x.split()[0]) for x in total.split(", ")] + [0]
+        out.append(f"| {name} | {counts[0]} | {counts[1]} | {counts[2]} |")
+        failures = [line for line in lines if line.startswith("FAIL ")]
+        reasons = {}
+        for line in lines:
+            if line.startswith("SKIP "):
+                why = re.sub(r"request \d+", "request N", line.split(": ", 1)[1])
+                reasons[why] = reasons.get(why, 0) + 1
+        if failures or reasons:
+            details.append(f"- **{name}**: " + "; ".join(
+                [f"FAIL `{line[5:].split(':', 1)[0]}` ({line.split(': ', 1)[1][:160]})" for line in failures] +
+                [f"{n} skipped: {why}" for why, n in sorted(reasons.items(), key=lambda x: -x[1])]))
+    return "\n".join(out + ["", "Why each case did not pass:", ""] + details) + "\n"
 
 
 def check_audit(name, path: Path, status=None, log=""):
@@ -97,7 +134,7 @@ def write_conformance_page(lessons, source: Path, out: Path, pages: Path, plain_
         log = (folder / f"audit-{name}.log").read_text() if (folder / f"audit-{name}.log").exists() else ""
         check_audit(name, paths[name], running.get(name), log)
         audits += conformance_matrix.load_all(str(paths[name]))
-    text = conformance_matrix.page(audits)
+    text = conformance_matrix.page(audits) + onnx_cases_section(lessons, source)
     commands = {"plain": "lessons audit --backend plain", **{n: "lessons audit " + " ".join(
         f'"{a}"' if " " in a else a for a in args) for n, args in implementations(source)}}
     text += ("\n## What ran\n\n"

@@ -53,18 +53,8 @@ void audit(const AuditArgs& args) {
     }
   }
   if (!args.candidate.empty()) {
-    if (!(args.candidate_timeout > 0) || args.candidate_timeout > 86400)
-      throw InputError(fmt::format("--candidate-timeout {}: give a number of seconds above 0 (and at most a day)", args.candidate_timeout));
     if (args.backend != "plain") throw InputError("--candidate and --backend: judge one implementation at a time");
-    backends::candidate_signals::install();  // SIGINT/SIGTERM: the candidate stopped, its folder removed
-    backends::CandidateOptions co;
-    co.command = args.candidate;
-    co.timeout = std::chrono::milliseconds(std::llround(args.candidate_timeout * 1000));
-    try {
-      options.backend = std::make_shared<backends::CandidateBackend>(co);
-    } catch (const backends::CandidateError& e) {
-      throw InputError(fmt::format("--candidate: {}", e.what()));
-    }
+    options.backend = candidate_named(args.candidate, args.candidate_timeout);
   } else {
     options.backend = backend_named(args.backend);
   }

@@ -10,6 +10,7 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/backend.hpp"
+#include "backends/in_precision.hpp"
 #include "core/errors.hpp"
 #include "kernels/reference/attention.hpp"
 #include "kernels/reference/heads.hpp"
@@ -19,6 +20,10 @@
 
 namespace vl::onnx {
 namespace {
+
+using backends::Need;
+using backends::Op;
+using backends::Option;
 
 template <class T>
 xt::xtensor<T, 4> as_4d(const Tensor& t, const char* what, std::optional<std::size_t> heads) {
@@ -135,9 +140,17 @@ NodeResult compute(const std::vector<const Tensor*>& in, const AttentionAttribut
     if constexpr (std::is_same_v<T, double>) apply_float16_plan(q, k, attr.scale, plan.round_through, opt);
   }
 
+  // Mode 3 (after the softmax) is the attention weights: asked as such of a backend without the
+  // score stages (a candidate: vl-candidate/1 carries the weights, not the stages).
+  bool scores_are_weights = false;
   if (wanted.count(3)) {
     if (attr.qk_matmul_output_mode >= 0 && attr.qk_matmul_output_mode <= 3) {
       opt.return_scores = static_cast<ScoreStage>(attr.qk_matmul_output_mode);
+      if (*opt.return_scores == ScoreStage::softmax && !backend.supports(Need(Op::attention, Option::score_stages)) &&
+          backend.supports(Need(Op::attention, Option::weights))) {
+        opt.return_scores = std::nullopt;
+        opt.return_weights = scores_are_weights = true;
+      }
     } else {
       result.not_made[3] = fmt::format("qk_matmul_output_mode {} is not one of ONNX's modes 0-3", attr.qk_matmul_output_mode);
     }
@@ -149,6 +162,10 @@ NodeResult compute(const std::vector<const Tensor*>& in, const AttentionAttribut
   } catch (const std::invalid_argument& e) {
     throw InputError(e.what());
   }
+  if (scores_are_weights) {
+    r.scores = r.weights;
+    opt.return_scores = ScoreStage::softmax;
+  }
 
   if (rank == 3) {  // (B, Hq, Sq, Dv) → (B, Sq, Hq·Dv)
     result.outputs[0] = produced(merge_heads<T>(r.output), plan.store);
@@ -157,6 +174,13 @@ NodeResult compute(const std::vector<const Tensor*>& in, const AttentionAttribut
   }
   if (opt.return_scores) result.outputs[3] = produced(r.scores, plan.store);
   return result;
+}
+
+// The backend computing in float16 through its own float16 operations, where it has no storage
+// rounding to emulate ONNX's reference with; else nullptr.
+std::shared_ptr<const backends::Backend> own_float16(const backends::Backend& backend) {
+  if (backend.supports(Need(Op::attention, Option::storage_rounding))) return nullptr;
+  return backends::computing_in(Precision::float16, backends::unowned(backend));
 }
 
 }  // namespace
@@ -221,6 +245,13 @@ NodeResult run_attention_node(const std::vector<const Tensor*>& in, const Attent
       return compute<double>(in, attr, wanted, plan, backend);
     }
   } else if (type == DataType::float16) {
+    // A backend that computes in float16 itself and has no emulation of ONNX's float16 storage (a
+    // candidate listing float16: ONNX Runtime) computes the node in its own float16.
+    if (auto own = own_float16(backend)) {
+      plan.store = round_to_half;
+      plan.text = "float16, the backend's own (inputs and outputs in float16)";
+      return compute<double>(in, attr, wanted, plan, *own);
+    }
     if (!sp || *sp == 10 || *sp == 1 || *sp == 11) {
       plan.half = true;
       plan.store = round_to_half;
