@@ -60,7 +60,10 @@ def onnx_cases_section(lessons, source: Path):
            "| implementation | passed | failed | skipped |", "| --- | --- | --- | --- |"]
     details = []
     for name, args in [("plain", ["--backend", "plain"])] + implementations(source):
-        run = subprocess.run([str(lessons), "onnx", str(cases), *args], capture_output=True, text=True, cwd=source, timeout=600)
+        try:
+            run = subprocess.run([str(lessons), "onnx", str(cases), *args], capture_output=True, text=True, cwd=source, timeout=600)
+        except subprocess.TimeoutExpired:
+            raise ConformanceError(f"lessons onnx through {name} ran past 600 s")
         lines = run.stdout.splitlines()
         total = next((line for line in reversed(lines) if " passed, " in line), None)
         if run.returncode not in (0, 1) or total is None:
@@ -140,7 +143,7 @@ def write_conformance_page(lessons, source: Path, out: Path, pages: Path, plain_
     text += ("\n## What ran\n\n"
              f"Built by `docs/build_docs.py` from this build's audits (none is a committed snapshot): commit "
              f"{audits[0][2].get('commit', '?')}, {audits[0][2].get('date', '?')}; the adapters on {versions(source)}.\n\n"
-             + "".join(f"- **{name}**: `{commands[name]} --json`\n"
+             + "".join(f"- **{name}**: `{commands[name]} --json`; ONNX's cases: `{commands[name].replace('lessons audit', 'lessons onnx DIR', 1)}`\n"
                        for name in ["plain"] + [n for n, _ in implementations(source)]))
     page = pages / "conformance.md"
     page.write_text(text)

@@ -16,7 +16,7 @@ DEFAULT_PACKAGES=(
   chromium chromium-driver python3-selenium # the docs tests: headless Chromium driven by Selenium
   valgrind                                 # memcheck of the CLI in CI (scripts/valgrind.sh)
   ccache                                   # compiler cache for the build scripts (scripts/compiler-cache.sh)
-  nodejs                                   # Node and npm: the ONNX Runtime adapter (below)
+  nodejs                                   # Node: the ONNX Runtime adapter (below; npm too)
 )
 if [ $# -gt 0 ]; then PACKAGES=("$@"); else PACKAGES=("${DEFAULT_PACKAGES[@]}"); fi
 
@@ -40,6 +40,13 @@ fi
 if [ $# -eq 0 ]; then
   ort="$(cd "$(dirname "$0")/.." && pwd)/adapters/onnxruntime"
   if ! cmp -s "$ort/package-lock.json" "$ort/node_modules/.vl-installed-lock" 2>/dev/null; then
+    # Debian's nodejs has no npm (its own package); NodeSource's bundles it, and conflicts with Debian's.
+    if ! command -v npm >/dev/null; then
+      SUDO=""
+      [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+      $SUDO apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null
+    fi
     echo "install-deps: npm ci in adapters/onnxruntime (onnxruntime-node, onnx-proto, as its lockfile pins)"
     (cd "$ort" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
     cp "$ort/package-lock.json" "$ort/node_modules/.vl-installed-lock"

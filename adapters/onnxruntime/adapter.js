@@ -6,8 +6,9 @@
 // attention  one ONNX `Attention` node (opset 23), run by ONNX Runtime's CPU kernels: q, k, v
 //            (B, H, S, D), GQA by the heads' counts, `scale`, `softcap`, `is_causal` (top-left,
 //            ONNX's alignment; a bottom-right one is given as a boolean mask `And`ed in the graph),
-//            the request's mask as `attn_mask` (bool: true = may attend; float: added), the
-//            weights through `qk_matmul_output_mode` 3 (after the softmax)
+//            the request's mask as `attn_mask` (bool: true = may attend; float: added; broadcast
+//            here to (B, H, Sq, Sk): ONNX Runtime wants the query axis full), the weights, when
+//            asked, through `qk_matmul_output_mode` 3 (after the softmax)
 // mha        torch's nn.MultiheadAttention as a graph around the same node: MatMul + Add for the
 //            three projections (in_proj_weight split and transposed here: data movement only),
 //            `Attention` on (B, S, H·hd) with q_num_heads = kv_num_heads = H, MatMul + Add for the
@@ -79,6 +80,8 @@ function bottomRightAllowed(sq, sk) {
 // `a` broadcast NumPy-style to `shape` (ONNX Runtime's Attention wants the mask's query axis full).
 function broadcast(a, shape) {
   const rank = shape.length, from = Array(rank - a.shape.length).fill(1).concat(a.shape);
+  if (a.shape.length > rank || from.some((d, i) => d !== 1 && d !== shape[i]))
+    throw new Error(`the mask of shape (${a.shape}) does not broadcast to (${shape})`);
   const strides = Array(rank).fill(0);
   for (let i = rank - 1, s = 1; i >= 0; s *= from[i], --i) strides[i] = from[i] === 1 ? 0 : s;
   const count = shape.reduce((x, d) => x * d, 1), data = new a.data.constructor(count), at = Array(rank).fill(0);
@@ -99,7 +102,8 @@ async function attention(inputs, attrs, outputs) {
   const [sq, sk] = [q.shape[2], k.shape[2]];
   const causal = Boolean(attrs.causal);
   const bottomRight = causal && attrs.alignment === "bottom_right" && sq !== sk;
-  const a = { qk_matmul_output_mode: 3 };
+  const weights = "weights" in outputs;  // the weights output only when asked, as a user's graph has it
+  const a = weights ? { qk_matmul_output_mode: 3 } : {};
   if (causal && !bottomRight) a.is_causal = 1;
   if (attrs.scale !== null && attrs.scale !== undefined) a.scale = { float: attrs.scale };
   if (attrs.softcap) a.softcap = { float: attrs.softcap };
@@ -127,12 +131,10 @@ async function attention(inputs, attrs, outputs) {
       maskName = "M";
     }
   }
-  nodes.push(node("Attention", ["Q", "K", "V", maskName], ["Y", "", "", "W"], a));
+  nodes.push(node("Attention", ["Q", "K", "V", maskName], weights ? ["Y", "", "", "W"] : ["Y"], a));
   const key = JSON.stringify(["attention", dtype, a, graphInputs]);
-  const r = await run(key, () => modelBytes(nodes, graphInputs, [["Y", dtype, 4], ["W", dtype, 4]]), feeds);
-  const out = { y: r.Y };
-  if ("weights" in outputs) out.weights = r.W;
-  return out;
+  const r = await run(key, () => modelBytes(nodes, graphInputs, [["Y", dtype, 4]].concat(weights ? [["W", dtype, 4]] : [])), feeds);
+  return weights ? { y: r.Y, weights: r.W } : { y: r.Y };
 }
 
 // --- mha ------------------------------------------------------------------------------------------
@@ -163,6 +165,10 @@ async function mha(inputs, attrs, outputs) {
   // torch's masks (true = blocked; key_padding_mask (B, Sk), true = padding) as one ONNX mask
   // (B, 1, Sq, Sk), true = may attend.
   const am = inputs.attn_mask, kpm = inputs.key_padding_mask;
+  if (am && (am.shape.length !== 2 || am.shape[0] !== sq || am.shape[1] !== sk))
+    throw new Error(`attn_mask of shape (${am.shape}): the protocol's is (Sq, Sk) = (${sq}, ${sk})`);
+  if (kpm && (kpm.shape.length !== 2 || kpm.shape[0] !== B || kpm.shape[1] !== sk))
+    throw new Error(`key_padding_mask of shape (${kpm.shape}): the protocol's is (B, Sk) = (${B}, ${sk})`);
   let maskName = "";
   if (am && am.dtype !== "bool") { // torch's float mask (Sq, Sk), added; padding at −∞ in it
     const minusInf = dtype === "float16" ? 0xfc00 : -Infinity; // float16 travels as its bits
@@ -183,19 +189,19 @@ async function mha(inputs, attrs, outputs) {
     graphInputs.push(["m", "bool", 4]);
     maskName = "m";
   }
-  const a = { q_num_heads: h, kv_num_heads: h, qk_matmul_output_mode: 3 };
+  const weights = "weights" in outputs;
+  const a = weights ? { q_num_heads: h, kv_num_heads: h, qk_matmul_output_mode: 3 } : { q_num_heads: h, kv_num_heads: h };
   if (attrs.causal) a.is_causal = 1;
   const nodes = [
     node("MatMul", ["x_q", "w_q"], ["pq"]), node("Add", ["pq", "b_q"], ["Q"]),
     node("MatMul", ["x_k", "w_k"], ["pk"]), node("Add", ["pk", "b_k"], ["K"]),
     node("MatMul", ["x_v", "w_v"], ["pv"]), node("Add", ["pv", "b_v"], ["V"]),
-    node("Attention", ["Q", "K", "V", maskName], ["O", "", "", "W"], a),
+    node("Attention", ["Q", "K", "V", maskName], weights ? ["O", "", "", "W"] : ["O"], a),
     node("MatMul", ["O", "w_o"], ["po"]), node("Add", ["po", "b_o"], ["Y"]),
   ];
-  const r = await run(JSON.stringify(["mha", dtype, a, graphInputs]), () => modelBytes(nodes, graphInputs, [["Y", dtype, 3], ["W", dtype, 4]]), feeds);
-  const out = { y: r.Y };
-  if ("weights" in outputs) out.weights = r.W;
-  return out;
+  const r = await run(JSON.stringify(["mha", dtype, a, graphInputs]),
+                      () => modelBytes(nodes, graphInputs, [["Y", dtype, 3]].concat(weights ? [["W", dtype, 4]] : [])), feeds);
+  return weights ? { y: r.Y, weights: r.W } : { y: r.Y };
 }
 
 // --- the protocol ---------------------------------------------------------------------------------

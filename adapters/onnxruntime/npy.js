@@ -16,8 +16,11 @@ function load(path) {
   const fail = (why) => { throw new Error(`${path}: not a .npy this adapter reads: ${why}`); };
   if (b.length < 10 || !b.subarray(0, 6).equals(MAGIC)) fail("no \\x93NUMPY magic");
   const major = b[6];
+  if (major < 1 || major > 3) fail(`format version ${major}.${b[7]}`);
+  if (major > 1 && b.length < 12) fail("truncated header");
   const headerLength = major === 1 ? b.readUInt16LE(8) : b.readUInt32LE(8);
   const start = major === 1 ? 10 : 12;
+  if (b.length < start + headerLength) fail("truncated header");
   const header = b.subarray(start, start + headerLength).toString("latin1");
   const descr = /'descr':\s*'([^']+)'/.exec(header);
   const order = /'fortran_order':\s*(True|False)/.exec(header);

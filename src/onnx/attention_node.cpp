@@ -10,7 +10,6 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/backend.hpp"
-#include "backends/in_precision.hpp"
 #include "core/errors.hpp"
 #include "kernels/reference/attention.hpp"
 #include "kernels/reference/heads.hpp"
@@ -176,13 +175,6 @@ NodeResult compute(const std::vector<const Tensor*>& in, const AttentionAttribut
   return result;
 }
 
-// The backend computing in float16 through its own float16 operations, where it has no storage
-// rounding to emulate ONNX's reference with; else nullptr.
-std::shared_ptr<const backends::Backend> own_float16(const backends::Backend& backend) {
-  if (backend.supports(Need(Op::attention, Option::storage_rounding))) return nullptr;
-  return backends::computing_in(Precision::float16, backends::unowned(backend));
-}
-
 }  // namespace
 
 AttentionAttributes read_attributes(const Node& node) {
@@ -245,13 +237,6 @@ NodeResult run_attention_node(const std::vector<const Tensor*>& in, const Attent
       return compute<double>(in, attr, wanted, plan, backend);
     }
   } else if (type == DataType::float16) {
-    // A backend that computes in float16 itself and has no emulation of ONNX's float16 storage (a
-    // candidate listing float16: ONNX Runtime) computes the node in its own float16.
-    if (auto own = own_float16(backend)) {
-      plan.store = round_to_half;
-      plan.text = "float16, the backend's own (inputs and outputs in float16)";
-      return compute<double>(in, attr, wanted, plan, *own);
-    }
     if (!sp || *sp == 10 || *sp == 1 || *sp == 11) {
       plan.half = true;
       plan.store = round_to_half;
