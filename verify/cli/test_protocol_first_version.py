@@ -64,6 +64,11 @@ class FirstVersion(unittest.TestCase):
         self.assertGreaterEqual(len(passed), 20, passed)
         for refused in ("positions.rotation-error-growth", "masking.cache-decoding"):
             self.assertIn(refused, [i for i, s, _ in items if s == "not applicable"])
+        # mha against torch: judged on what the first version defines (the bool masks), the
+        # additive-mask case not asked, and said so.
+        mha = next(c for lesson in audit["lessons"] for c in lesson["claims"] if c["id"] == "attention.mha-matches-torch")
+        self.assertEqual(mha["status"], "passed", mha.get("why"))
+        self.assertIn("the additive-mask case not asked", mha["checks"][0]["detail"])
 
 
 if __name__ == "__main__":

@@ -125,7 +125,14 @@ Measurement mha_matches_reference_in(const CheckContext& ctx) {
   double worst = 0;
   std::vector<std::string> parts;
   for (const Case& k : cases) {
-    const auto r = ctx.backend.multi_head_attention(k.query, k.kv, k.kv, k.p, k.heads, k.o);
+    MhaResult<double, 3> r;
+    try {
+      r = ctx.backend.multi_head_attention(k.query, k.kv, k.kv, k.p, k.heads, k.o);
+    } catch (const backends::UnsupportedOption& e) {  // the additive mask, to a candidate that lists none
+      if (!k.o.attn_bias) throw;
+      parts.push_back(fmt::format("{}: not asked ({})", k.name, e.what()));
+      continue;
+    }
     const auto ref = backends::plain()->multi_head_attention(k.query, k.kv, k.kv, k.p, k.heads, k.o);
     const MhaErrorBound bound = mha_error_bound(k.query, k.kv, k.kv, k.p, k.heads, k.o, u);
     double o = max_abs_diff(r.output, ref.output) / bound.output, w = max_abs_diff(r.weights, ref.weights) / bound.weights;
@@ -157,14 +164,21 @@ Measurement mha_matches_torch(const CheckContext& ctx) {
   auto cross = [&](const char* name) { return npy::load_double(ctx.goldens / "masking" / fmt::format("mha_cross.{}.npy", name)); };
   const std::size_t heads = 4;
   const auto rb = ctx.backend.multi_head_attention(c.query, c.kv, c.kv, c.p, heads, c.masked);
-  const auto ra = ctx.backend.multi_head_attention(c.query, c.kv, c.kv, c.p, heads, c.additive);
-  const double biased = std::max({max_abs_diff(rb.output, cross("out_bool")), max_abs_diff(rb.weights, cross("weights_bool")),
-                                  max_abs_diff(ra.output, cross("out_additive")), max_abs_diff(ra.weights, cross("weights_additive"))});
+  double biased = std::max(max_abs_diff(rb.output, cross("out_bool")), max_abs_diff(rb.weights, cross("weights_bool")));
+  // The additive mask came after vl-candidate/1's first version: a candidate that does not list it
+  // is judged on the rest, and the detail says what was not asked.
+  std::string additive = "and an additive mask";
+  try {
+    const auto ra = ctx.backend.multi_head_attention(c.query, c.kv, c.kv, c.p, heads, c.additive);
+    biased = std::max({biased, max_abs_diff(ra.output, cross("out_additive")), max_abs_diff(ra.weights, cross("weights_additive"))});
+  } catch (const backends::UnsupportedOption& e) {
+    additive = fmt::format("(the additive-mask case not asked: {})", e.what());
+  }
   const double worst = std::max({params, o, w, biased});
   Measurement m{worst, fmt::format("nn.MultiheadAttention(16, 4), n=6: output {:.2e}, per-head weights {:.2e}; parameters and input "
                       "from our torch streams vs torch's: {:.2e} (must be 0); with non-zero biases, batch 2, "
-                      "cross-attention 3 × 5, {} heads, bool + padding masks and an additive mask: {:.2e}",
-                      o, w, params, heads, biased)};
+                      "cross-attention 3 × 5, {} heads, bool + padding masks {}: {:.2e}",
+                      o, w, params, heads, additive, biased)};
   return m.require(params == 0, fmt::format("our torch streams' parameters and input differ from torch's by {:.2e}", params));
 }
 
