@@ -15,16 +15,23 @@ attention_backward   dV = Wᵀ dO, dW = dO Vᵀ, dS = W ⊙ (dW − rowsum(dW �
 linear_family        ONNX LinearAttention's recurrence, token by token, for every form asked (the forms
                      are one function: the recurrence is its definition): S ← diag(e^g) S (gated rules),
                      u = β (v − Sᵀk) (delta rules) or v, S ← S + k uᵀ, o = scale · Sᵀ q
+layer_norm           γ ⊙ (x − μ) / √(σ² + ε) + β over the last axis, σ² biased
+encoder_layer        torch's TransformerEncoderLayer (eval): x ← LN(x + f(x)) for f = self-attention (mha
+                     above), then FFN(x) = act(x W₁ᵀ + b₁) W₂ᵀ + b₂; norm_first: x ← x + f(LN(x));
+                     a sub-layer that returns another width than x is refused (InvalidInput)
+decoder_layer        the same with three blocks: masked self-attention, attention to the memory, FFN
 
-Arithmetic is in the inputs' dtype (float32 stays float32).
+Arithmetic is in the inputs' dtype (float32 stays float32); GELU's erf alone is math.erf (double)
+per element, rounded to that dtype (NumPy has no erf).
 """
+import math
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vl_candidate import Unsupported, serve  # noqa: E402
+from vl_candidate import InvalidInput, Unsupported, serve  # noqa: E402
 
 
 def visible(attrs, sq, sk, mask):
@@ -216,6 +223,71 @@ def linear_family(inputs, attrs, wanted):
     return {"o": o, "state": state}
 
 
+def layer_norm_rows(x, weight, bias, eps):
+    mu = x.mean(axis=-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + x.dtype.type(eps)) * weight + bias
+
+
+def layer_norm(inputs, attrs, wanted):
+    return {"y": layer_norm_rows(inputs["x"], inputs["weight"], inputs["bias"], attrs["eps"])}
+
+
+def attend(inputs, prefix, x, memory, heads, mask, padding):
+    """The layer's sub-layer `prefix` (self_attn. or multihead_attn.): queries x, keys and values memory."""
+    parts = {"query": x, "key": memory, "value": memory, "in_proj_weight": inputs[prefix + "in_proj_weight"],
+             "in_proj_bias": inputs[prefix + "in_proj_bias"], "out_proj_weight": inputs[prefix + "out_proj.weight"],
+             "out_proj_bias": inputs[prefix + "out_proj.bias"]}
+    if mask is not None:
+        parts["attn_mask"] = mask
+    if padding is not None:
+        parts["key_padding_mask"] = padding
+    return mha(parts, {"num_heads": heads}, {"y"})["y"]
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def feed_forward(inputs, x, activation):
+    z = x @ inputs["linear1.weight"].T + inputs["linear1.bias"]
+    if activation == "relu":
+        z = np.maximum(z, z.dtype.type(0))
+    elif activation == "gelu":  # torch's exact GELU: z Φ(z)
+        z = z * (1 + _erf(z / np.sqrt(z.dtype.type(2))).astype(z.dtype)) / z.dtype.type(2)
+    else:
+        raise Unsupported(f"activation {activation!r}")
+    return z @ inputs["linear2.weight"].T + inputs["linear2.bias"]
+
+
+def residual_blocks(x, blocks, inputs, attrs):
+    """Each (f, norm) in turn: x ← LN(x + f(x)) (post-norm), or x ← x + f(LN(x)) (norm_first)."""
+    for f, norm in blocks:
+        def ln(y):
+            return layer_norm_rows(y, inputs[norm + ".weight"], inputs[norm + ".bias"], attrs["layer_norm_eps"])
+        fx = f(ln(x)) if attrs["norm_first"] else f(x)
+        if fx.shape != x.shape:
+            raise InvalidInput(f"the residual x + f(x) needs f to return the width it was given: {x.shape[-1]} in, "
+                               f"{fx.shape[-1]} out of the block normalised by {norm}")
+        x = x + fx if attrs["norm_first"] else ln(x + fx)
+    return x
+
+
+def encoder_layer(inputs, attrs, wanted):
+    h, mask, pad = int(attrs["nhead"]), inputs.get("src_mask"), inputs.get("src_key_padding_mask")
+    return {"y": residual_blocks(inputs["src"], [
+        (lambda x: attend(inputs, "self_attn.", x, x, h, mask, pad), "norm1"),
+        (lambda x: feed_forward(inputs, x, attrs["activation"]), "norm2")], inputs, attrs)}
+
+
+def decoder_layer(inputs, attrs, wanted):
+    h, memory = int(attrs["nhead"]), inputs["memory"]
+    return {"y": residual_blocks(inputs["tgt"], [
+        (lambda x: attend(inputs, "self_attn.", x, x, h, inputs.get("tgt_mask"), inputs.get("tgt_key_padding_mask")), "norm1"),
+        (lambda x: attend(inputs, "multihead_attn.", x, memory, h, inputs.get("memory_mask"),
+                          inputs.get("memory_key_padding_mask")), "norm2"),
+        (lambda x: feed_forward(inputs, x, attrs["activation"]), "norm3")], inputs, attrs)}
+
+
 if __name__ == "__main__":
     serve("numpy-reference", {
         "attention": attention,
@@ -224,4 +296,7 @@ if __name__ == "__main__":
         "positional_encoding": positional_encoding,
         "linear_attention": linear_attention,
         "linear_family": linear_family,
+        "layer_norm": layer_norm,
+        "encoder_layer": encoder_layer,
+        "decoder_layer": decoder_layer,
     }, attrs=["kv_lengths", "window", "first_query", "positions", "float_attn_mask"], dtypes=["float64", "float32", "float16"])

@@ -16,6 +16,10 @@ positional_encoding  the sinusoidal table with torch ops
 linear_attention     the table, the recurrence and the chunked form with torch ops
 linear_family        ONNX LinearAttention's recurrence with torch ops, token by token, for every form
                      asked (the recurrence is the operator's definition)
+layer_norm           torch.nn.LayerNorm itself, γ and β loaded from the request
+encoder_layer        torch.nn.TransformerEncoderLayer(batch_first=True, dropout=0) itself, in eval mode,
+decoder_layer        torch.nn.TransformerDecoderLayer likewise: built from the request's attrs, its
+                     state_dict() loaded from the request's arrays, called with the request's masks
 
 Every request is computed in its precision on the CPU, with one thread: float64, float32, or
 torch.bfloat16 (torch 1.13's CPU kernels have no float16 matrix products).
@@ -28,7 +32,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vl_candidate import Unsupported, serve  # noqa: E402
+from vl_candidate import InvalidInput, Unsupported, serve  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -207,7 +211,68 @@ def linear_family(inputs, attrs, wanted):
     return {"o": as_numpy(o), "state": as_numpy(state)}
 
 
+def layer_norm(inputs, attrs, wanted):
+    x = t(inputs["x"])
+    m = torch.nn.LayerNorm(x.shape[-1], eps=float(attrs["eps"]), dtype=x.dtype)
+    m.load_state_dict({"weight": t(inputs["weight"]), "bias": t(inputs["bias"])})
+    with torch.no_grad():
+        return {"y": as_numpy(m(x))}
+
+
+def torch_layer(cls, inputs, attrs, dtype):
+    """torch's layer of the request's attrs, eval mode, its state_dict() the request's arrays. A
+    Linear or LayerNorm whose arrays have other shapes than the attrs imply is rebuilt at theirs, so
+    that a layer whose sub-layer changes the width reaches torch's forward (which refuses it)."""
+    m = cls(int(attrs["d_model"]), int(attrs["nhead"]), int(attrs["dim_feedforward"]), dropout=0.0,
+            activation=attrs["activation"], layer_norm_eps=float(attrs["layer_norm_eps"]), batch_first=True,
+            norm_first=bool(attrs["norm_first"]), dtype=dtype)
+    for name, child in list(m.named_children()):
+        w = inputs.get(name + ".weight")
+        if w is None or tuple(w.shape) == tuple(child.weight.shape):
+            continue
+        if isinstance(child, torch.nn.Linear):
+            setattr(m, name, torch.nn.Linear(w.shape[1], w.shape[0], dtype=dtype))
+        elif isinstance(child, torch.nn.LayerNorm):
+            setattr(m, name, torch.nn.LayerNorm(w.shape[0], eps=float(attrs["layer_norm_eps"]), dtype=dtype))
+    m.load_state_dict({name: t(inputs[name]) for name in m.state_dict()})
+    return m.eval()
+
+
+def refused_by_torch(forward):
+    """torch's forward; a RuntimeError it raises on the input's shapes is the candidate refusing it."""
+    try:
+        with torch.no_grad():
+            return forward()
+    except RuntimeError as e:
+        if "not implemented" in str(e):
+            raise
+        raise InvalidInput(f"torch refused it: {e}") from e
+
+
+def optional(inputs, name):
+    return t(inputs[name]) if name in inputs else None
+
+
+def encoder_layer(inputs, attrs, wanted):
+    src = t(inputs["src"])
+    m = torch_layer(torch.nn.TransformerEncoderLayer, inputs, attrs, src.dtype)
+    y = refused_by_torch(lambda: m(src, src_mask=optional(inputs, "src_mask"),
+                                   src_key_padding_mask=optional(inputs, "src_key_padding_mask")))
+    return {"y": as_numpy(y)}
+
+
+def decoder_layer(inputs, attrs, wanted):
+    tgt = t(inputs["tgt"])
+    m = torch_layer(torch.nn.TransformerDecoderLayer, inputs, attrs, tgt.dtype)
+    y = refused_by_torch(lambda: m(tgt, t(inputs["memory"]), tgt_mask=optional(inputs, "tgt_mask"),
+                                   memory_mask=optional(inputs, "memory_mask"),
+                                   tgt_key_padding_mask=optional(inputs, "tgt_key_padding_mask"),
+                                   memory_key_padding_mask=optional(inputs, "memory_key_padding_mask")))
+    return {"y": as_numpy(y)}
+
+
 if __name__ == "__main__":
     serve("torch-" + torch.__version__, {op.__name__: in_request_dtype(op) for op in (
-        attention, attention_backward, mha, positional_encoding, linear_attention, linear_family)},
+        attention, attention_backward, mha, positional_encoding, linear_attention, linear_family, layer_norm,
+        encoder_layer, decoder_layer)},
         attrs=["kv_lengths", "window", "first_query", "positions", "float_attn_mask"], dtypes=["float64", "float32", "bfloat16"])

@@ -14,7 +14,8 @@ dtype of its first floating input: the protocol's rule), C order. bfloat16, whic
 travels as the uint16 bits: this helper hands the functions its numbers as float32 (exactly) and
 writes their outputs back as bfloat16 bits (rounded to nearest even); attrs["dtype"] says
 "bfloat16", so a function can compute in it (torch.bfloat16). Raise Unsupported("why") for an operation or an option you
-lack (the claim is then not applicable); any other exception is reported as an error, with its
+lack (the claim is then not applicable), InvalidInput("why") for an input you refuse as
+inconsistent (a layer whose widths do not fit, where torch raises); any other exception is reported as an error, with its
 traceback on stderr (the suite shows the candidate's stderr on error). stdout carries the protocol
 only: print() in an adapter goes to stderr.
 """
@@ -29,6 +30,12 @@ PROTOCOL = "vl-candidate/1"
 
 class Unsupported(Exception):
     """The candidate lacks this operation or option: the claim is not applicable to it."""
+
+
+class InvalidInput(Exception):
+    """The candidate refuses this input as inconsistent (a layer whose sub-layer returns another
+    width than the residual's, as torch raises): a claim that requires the refusal counts it, any
+    other reports an error."""
 
 
 def bfloat16_to_float32(bits):
@@ -72,6 +79,8 @@ def _answer(request, ops):
         produced = ops[op](inputs, request.get("attrs", {}), set(outputs))
     except Unsupported as e:
         return {"id": rid, "ok": False, "error": f"unsupported: {e}"}
+    except InvalidInput as e:
+        return {"id": rid, "ok": False, "error": f"invalid: {e}"}
     dtype = _dtype_of(inputs, request.get("attrs", {}))
     for name, path in outputs.items():
         if name not in produced:

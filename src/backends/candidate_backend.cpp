@@ -118,6 +118,8 @@ class CandidateBackend::Request {
       const std::string error = r.contains("error") && r["error"].is_string() ? r["error"].get<std::string>() : r.dump();
       if (error.rfind("unsupported", 0) == 0)
         throw CandidateRefused(which_, fmt::format("candidate '{}' answered request {} ({}): {}", b_.name_, id_, op_, error));
+      if (error.rfind("invalid", 0) == 0)
+        throw CandidateInvalidInput(fmt::format("{}: the candidate refused the input: {}", where(), error));
       throw CandidateError(fmt::format("{}: the candidate's error: {}{}", where(), error, b_.stderr_tail()));
     }
   }

@@ -12,6 +12,9 @@
 //   an option vl-candidate/1 cannot carry     → CandidateRefused: not applicable
 //   (score stages, storage rounding), or an optional attr the hello did not list
 //   (kv_lengths, window, first_query)
+//   the candidate replies "invalid: ..."    → CandidateInvalidInput (a std::invalid_argument): a
+//                                             check that requires the input refused counts it
+//                                             (encoder-decoder.residual-keeps-width); elsewhere ERROR
 //   any other error, garbage, a wrong id, a wrong output shape or dtype → CandidateError: ERROR
 //   it crashes                                → ERROR; restarted once; after a second crash or a
 //   it hangs past the timeout                   timeout nothing more is sent: every later call is an ERROR
@@ -20,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -33,6 +37,15 @@ namespace vl::backends {
 /// cannot carry the option: the claim is not applicable, even though the candidate has the
 /// operation itself.
 using CandidateRefused = UnsupportedOption;
+
+/// The candidate refused the input as invalid ("invalid: ..."), as torch raises on a layer whose
+/// sub-layer returns another width than the residual's: what our kernels throw as
+/// std::invalid_argument, so a check that requires the refusal counts it and any other reports it
+/// as an ERROR.
+class CandidateInvalidInput : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
 
 struct CandidateOptions {
   std::string command;                         // a shell command line: "python3 adapters/numpy_reference.py"

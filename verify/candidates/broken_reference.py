@@ -14,6 +14,8 @@ mha-biases-dropped    mha ignores in_proj_bias and out_proj_bias (torch initiali
 gqa-backward-unsummed with grouped-query heads, dK and dV come from the group's first query head only
 scale-attr-ignored    attention ignores an explicit scale (uses 1/√D always)
 float-mask-ignored    attention ignores an additive (float) mask
+layer-norm-unbiased   the layers' LayerNorm divides the squared deviations by d − 1 (torch.var's
+                      default), not by d as nn.LayerNorm does
 """
 import os
 import sys
@@ -128,19 +130,31 @@ def float_mask_ignored():
     ref.scores = lambda q, k, attrs, mask: scores(q, k, attrs, None if mask is not None and mask.dtype != np.bool_ else mask)
 
 
+def layer_norm_unbiased():
+    def unbiased(x, weight, bias, eps):
+        mu = x.mean(axis=-1, keepdims=True)
+        var = ((x - mu) ** 2).sum(axis=-1, keepdims=True) / x.dtype.type(x.shape[-1] - 1)
+        return (x - mu) / np.sqrt(var + x.dtype.type(eps)) * weight + bias
+    ref.layer_norm_rows = unbiased
+
+
+# The layers' attention is the adapter's mha: a fault in mha is a fault in the encoder and decoder layers.
+LAYERS = ["encoder-decoder.encoder-matches-torch", "encoder-decoder.decoder-matches-torch"]
+
 # Each fault: its bug, and the audit items it must fail (claims, and listings whose computation goes
 # through the candidate); every other item that runs must pass (check_candidate.py). ctest makes one
 # test a fault from this table (CMakeLists.txt reads `broken_reference.py --table` when it configures).
 FAULTS = {
     "causal-off-by-one": (causal_off_by_one, ["attention.convex-combination", "attention.matches-torch", "attention.backward-matches-torch", "attention.fixture-causal", "masking.masked-weights-zero", "masking.first-position-self", "masking.prefix-unchanged", "masking.one-pass-equals-decoding", "masking.fully-masked-row-zero"]),
     "scale-1/d": (scale_one_over_d, ["attention.matches-torch", "attention.backward-matches-torch", "attention.lookup"]),
-    "heads-overlap": (heads_overlap, ["attention.mha-matches-torch", "masking.main", "positions.main"]),
+    "heads-overlap": (heads_overlap, ["attention.mha-matches-torch", "masking.main", "positions.main", *LAYERS]),
     "chunk-state-dropped": (chunk_state_dropped, ["linear-rnn.forms-agree", "linear-rnn.main"]),
     "backward-no-jacobian": (backward_no_jacobian, ["attention.backward-fd", "attention.backward-matches-torch", "attention.fixture-gradient"]),
-    "mha-biases-dropped": (mha_biases_dropped, ["attention.mha-matches-torch", "masking.mha-fully-masked-row"]),
+    "mha-biases-dropped": (mha_biases_dropped, ["attention.mha-matches-torch", "masking.mha-fully-masked-row", *LAYERS]),
     "gqa-backward-unsummed": (gqa_backward_unsummed, ["attention.backward-fd"]),
     "scale-attr-ignored": (scale_attr_ignored, ["attention.matches-torch"]),
     "float-mask-ignored": (float_mask_ignored, ["attention.matches-torch"]),
+    "layer-norm-unbiased": (layer_norm_unbiased, [*LAYERS, "encoder-decoder.layer-norm-standardises"]),
 }
 
 if __name__ == "__main__":
@@ -161,5 +175,8 @@ if __name__ == "__main__":
         "mha": lambda *a: ref.mha(*a),
         "positional_encoding": lambda *a: ref.positional_encoding(*a),
         "linear_attention": lambda *a: ref.linear_attention(*a),
+        "layer_norm": lambda *a: ref.layer_norm(*a),
+        "encoder_layer": lambda *a: ref.encoder_layer(*a),
+        "decoder_layer": lambda *a: ref.decoder_layer(*a),
     }, attrs=["float_attn_mask"])  # mha's additive mask, as the NumPy reference; no other optional attr, no
     # linear_family (its claims are N/A, naming the request: each bug here is in another operation)
