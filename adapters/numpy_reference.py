@@ -5,7 +5,8 @@
     lessons audit --candidate 'python3 adapters/numpy_reference.py'
 
 attention            O = softmax(softcap(scale · Q Kᵀ) + M) V; query head h reads kv head h // (Hq/Hkv);
-                     a query with no visible key gets zero weights and a zero output (ONNX opset 24)
+                     a query with no visible key gets zero weights and a zero output (ONNX opset 24);
+                     the scores at each of ONNX's qk_matmul_output stages when asked
 mha                  torch.nn.MultiheadAttention(batch_first=True): project, split heads, attention
                      with scale 1/√(d/H), merge, project out
 positional_encoding  PE[p, 2i] = sin(p / base^(2i/d)), PE[p, 2i+1] = cos(p / base^(2i/d))
@@ -62,22 +63,26 @@ def visible(attrs, sq, sk, mask):
     return allowed
 
 
-def scores(q, k, attrs, mask):
-    """S = softcap(scale · Q Kᵀ) + M with hidden keys at −∞, and the softcap's tanh (for the backward)."""
+def scores(q, k, attrs, mask, stages=None):
+    """S = softcap(scale · Q Kᵀ) + M with hidden keys at −∞, and the softcap's tanh (for the backward);
+    `stages`, a dict, receives S at ONNX's qk_matmul_output stages 0 (scale·QKᵀ), 1 (softcapped) and 2."""
+    stages = {} if stages is None else stages
     d = q.shape[-1]
     scale = attrs.get("scale")
     scale = q.dtype.type(1 / np.sqrt(d) if scale is None else scale)
-    s = scale * (q @ np.swapaxes(k, -1, -2))
+    s = stages[0] = scale * (q @ np.swapaxes(k, -1, -2))
     cap = attrs.get("softcap", 0) or 0
     t = None
     if cap > 0:
         t = np.tanh(s / q.dtype.type(cap))
         s = q.dtype.type(cap) * t
+    stages[1] = s
     if mask is not None and mask.dtype != np.bool_:
         s = s + mask.astype(q.dtype)
     allowed = visible(attrs, q.shape[-2], k.shape[-2], mask)
     if allowed is not None:
         s = np.where(allowed, s, q.dtype.type(-np.inf))
+    stages[2] = s
     return s, scale, t
 
 
@@ -101,8 +106,12 @@ def repeat_groups(x, hq):
 def attention(inputs, attrs, wanted):
     q, mask = inputs["q"], inputs.get("mask")
     k, v = repeat_groups(inputs["k"], q.shape[1]), repeat_groups(inputs["v"], q.shape[1])
-    w = softmax_rows(scores(q, k, attrs, mask)[0])
-    return {"y": w @ v, "weights": w}
+    stages = {}
+    w = stages[3] = softmax_rows(scores(q, k, attrs, mask, stages)[0])
+    out = {"y": w @ v, "weights": w}
+    if "scores" in wanted:  # ONNX's qk_matmul_output_mode
+        out["scores"] = stages[int(attrs["qk_matmul_output_mode"])]
+    return out
 
 
 def attention_backward(inputs, attrs, wanted):
@@ -299,4 +308,4 @@ if __name__ == "__main__":
         "layer_norm": layer_norm,
         "encoder_layer": encoder_layer,
         "decoder_layer": decoder_layer,
-    }, attrs=["kv_lengths", "window", "first_query", "positions", "float_attn_mask"], dtypes=["float64", "float32", "float16"])
+    }, attrs=["kv_lengths", "window", "first_query", "positions", "float_attn_mask", "qk_matmul_output"], dtypes=["float64", "float32", "float16"])

@@ -8,7 +8,7 @@ attention            the math with torch ops and F.softmax (as most model code w
                      before the softmax, so a query with every key hidden gets NaN (torch's softmax
                      of an all −∞ row), not the lesson's zero row: the audit reports that departure;
                      the optional attrs kv_lengths, window and first_query (a KV cache, a sliding
-                     window) as ONNX defines them
+                     window) as ONNX defines them, and the score stages of ONNX's qk_matmul_output_mode
 mha                  torch.nn.MultiheadAttention(batch_first=True) itself, its parameters loaded
                      from the request, per-head weights (average_attn_weights=False)
 attention_backward   autograd through the same forward (dK, dV summed over a group by autograd)
@@ -88,17 +88,21 @@ def hidden_keys(attrs, sq, sk):
     return hidden.unsqueeze(1)
 
 
-def forward(q, k, v, attrs, mask):
+def forward(q, k, v, attrs, mask, stages=None):
+    """O and W; `stages`, a dict, receives the scores at ONNX's qk_matmul_output stages 0 (scale·QKᵀ),
+    1 (softcapped), 2 (masked: hidden keys −∞) and 3 (W)."""
+    stages = {} if stages is None else stages
     hq, hkv = q.shape[1], k.shape[1]
     if hq % hkv:
         raise ValueError(f"{hq} query heads are not a multiple of {hkv} kv heads")
     k, v = k.repeat_interleave(hq // hkv, dim=1), v.repeat_interleave(hq // hkv, dim=1)
     scale = attrs.get("scale")
     scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
-    s = scale * (q @ k.transpose(-1, -2))
+    s = stages[0] = scale * (q @ k.transpose(-1, -2))
     cap = attrs.get("softcap", 0) or 0
     if cap > 0:
         s = cap * torch.tanh(s / cap)
+    stages[1] = s
     sq, sk = q.shape[-2], k.shape[-2]
     if mask is not None and mask.dtype != torch.bool:
         s = s + mask.to(q.dtype)
@@ -107,14 +111,18 @@ def forward(q, k, v, attrs, mask):
     hidden = hidden_keys(attrs, sq, sk)
     if hidden is not None:
         s = s.masked_fill(hidden, float("-inf"))
-    w = F.softmax(s, dim=-1)
+    stages[2] = s
+    w = stages[3] = F.softmax(s, dim=-1)
     return w @ v, w
 
 
 def attention(inputs, attrs, wanted):
-    mask = inputs.get("mask")
-    y, w = forward(t(inputs["q"]), t(inputs["k"]), t(inputs["v"]), attrs, None if mask is None else t(mask))
-    return {"y": as_numpy(y), "weights": as_numpy(w)}
+    mask, stages = inputs.get("mask"), {}
+    y, w = forward(t(inputs["q"]), t(inputs["k"]), t(inputs["v"]), attrs, None if mask is None else t(mask), stages)
+    out = {"y": as_numpy(y), "weights": as_numpy(w)}
+    if "scores" in wanted:
+        out["scores"] = as_numpy(stages[int(attrs["qk_matmul_output_mode"])])
+    return out
 
 
 def attention_backward(inputs, attrs, wanted):
@@ -275,4 +283,5 @@ if __name__ == "__main__":
     serve("torch-" + torch.__version__, {op.__name__: in_request_dtype(op) for op in (
         attention, attention_backward, mha, positional_encoding, linear_attention, linear_family, layer_norm,
         encoder_layer, decoder_layer)},
-        attrs=["kv_lengths", "window", "first_query", "positions", "float_attn_mask"], dtypes=["float64", "float32", "bfloat16"])
+        attrs=["kv_lengths", "window", "first_query", "positions", "float_attn_mask", "qk_matmul_output"],
+        dtypes=["float64", "float32", "bfloat16"])

@@ -3,12 +3,15 @@
 //
 //     lessons audit --candidate 'node adapters/onnxruntime/adapter.js'
 //
-// attention  one ONNX `Attention` node (opset 23), run by ONNX Runtime's CPU kernels: q, k, v
-//            (B, H, S, D), GQA by the heads' counts, `scale`, `softcap`, `is_causal` (top-left,
-//            ONNX's alignment; a bottom-right one is given as a boolean mask `And`ed in the graph),
-//            the request's mask as `attn_mask` (bool: true = may attend; float: added; broadcast
-//            here to (B, H, Sq, Sk): ONNX Runtime wants the query axis full), the weights, when
-//            asked, through `qk_matmul_output_mode` 3 (after the softmax)
+// attention  one ONNX `Attention` node (opset 23; 24 with key lengths), run by ONNX Runtime's CPU
+//            kernels: q, k, v (B, H, S, D), GQA by the heads' counts, `scale`, `softcap`,
+//            `is_causal` (where ONNX's alignment is the request's; another is given as a boolean
+//            mask `And`ed in the graph: `causality`), the request's mask as `attn_mask` (bool:
+//            true = may attend; float: added; broadcast here to (B, H, Sq, Sk): ONNX Runtime wants
+//            the query axis full), a KV cache (hello "past_kv") as `past_key`/`past_value` with
+//            `present_key`/`present_value` out, key lengths (hello "kv_lengths") as
+//            `nonpad_kv_seqlen`, the weights or a score stage (hello "qk_matmul_output"), when
+//            asked, through `qk_matmul_output_mode`
 // mha        torch's nn.MultiheadAttention as a graph around the same node: MatMul + Add for the
 //            three projections (in_proj_weight split and transposed here: data movement only),
 //            `Attention` on (B, S, H·hd) with q_num_heads = kv_num_heads = H, MatMul + Add for the
@@ -28,7 +31,8 @@ const { onnx } = require("onnx-proto");
 const npy = require(path.join(__dirname, "npy.js"));
 
 const VERSION = require("onnxruntime-node/package.json").version;
-const ELEM = { float32: onnx.TensorProto.DataType.FLOAT, float16: onnx.TensorProto.DataType.FLOAT16, bool: onnx.TensorProto.DataType.BOOL };
+const ELEM = { float32: onnx.TensorProto.DataType.FLOAT, float16: onnx.TensorProto.DataType.FLOAT16, bool: onnx.TensorProto.DataType.BOOL,
+               int64: onnx.TensorProto.DataType.INT64 };
 const ORT_TYPE = { float32: "float32", float16: "float16", bool: "bool" };
 
 class Unsupported extends Error {}
@@ -49,10 +53,10 @@ function node(opType, input, output, a = {}) {
   return onnx.NodeProto.create({ opType, input, output, attribute: attributes(a) });
 }
 // inputs, outputs: [name, dtype, rank]
-function modelBytes(nodes, inputs, outputs) {
+function modelBytes(nodes, inputs, outputs, opset = 23) {
   const graph = onnx.GraphProto.create({ name: "vl", node: nodes, input: inputs.map((i) => valueInfo(...i)),
                                          output: outputs.map((o) => valueInfo(...o)) });
-  return onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 10, opsetImport: [{ domain: "", version: 23 }], graph })).finish();
+  return onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 10, opsetImport: [{ domain: "", version: opset }], graph })).finish();
 }
 
 const sessions = new Map(); // one session per graph: the same shapes of request reuse it
@@ -69,11 +73,10 @@ function tensor(a) {
 
 // --- attention ------------------------------------------------------------------------------------
 
-// Hidden keys of a bottom-right causal alignment (query i sees key j ≤ i + Sk − Sq), as ONNX's
-// attn_mask wants it: true = may attend.
-function bottomRightAllowed(sq, sk) {
+// A causal mask as ONNX's attn_mask wants it (true = may attend): query i sees key j ≤ i + offset.
+function causalAllowed(sq, sk, offset) {
   const data = new Uint8Array(sq * sk);
-  for (let i = 0; i < sq; ++i) for (let j = 0; j < sk; ++j) data[i * sk + j] = j <= i + sk - sq ? 1 : 0;
+  for (let i = 0; i < sq; ++i) for (let j = 0; j < sk; ++j) data[i * sk + j] = j <= i + offset ? 1 : 0;
   return { dtype: "bool", shape: [sq, sk], data };
 }
 
@@ -94,30 +97,45 @@ function broadcast(a, shape) {
   return { dtype: a.dtype, shape, data };
 }
 
+// Where query i sits, and who hides the future: with a KV cache (past_key), ONNX's is_causal counts
+// from the past's length, the protocol's first_query; with key lengths (nonpad_kv_seqlen, opset
+// 24) from L_b − Sq, the protocol's bottom-right; without either, is_causal is top-left. Any other
+// alignment goes in as a boolean mask (`causalAllowed`), `And`ed in the graph with the request's.
+function causality(attrs, sq, sk, past, lengths) {
+  if (!attrs.causal) return {};
+  const bottomRight = attrs.alignment === "bottom_right";
+  if (past || (lengths && bottomRight) || (!lengths && (!bottomRight || sq === sk))) return { own: true };
+  return { mask: causalAllowed(sq, sk, bottomRight ? sk - sq : 0) };
+}
+
 async function attention(inputs, attrs, outputs) {
   const { q, k, v } = inputs;
   const dtype = q.dtype;
   if (!(dtype in { float32: 1, float16: 1 })) throw new Unsupported(`ONNX Runtime's CPU Attention has no ${dtype} kernel`);
+  const past = inputs.past_key;  // hello "past_kv": keys 0 … P − 1 here, the rest in k
+  const lengths = attrs.kv_lengths;  // hello "kv_lengths": nonpad_kv_seqlen
+  if (past && lengths) throw new Error("past_key and kv_lengths together: ONNX has one cache or the other");
   const mask = inputs.mask;
-  const [sq, sk] = [q.shape[2], k.shape[2]];
-  const causal = Boolean(attrs.causal);
-  const bottomRight = causal && attrs.alignment === "bottom_right" && sq !== sk;
-  const weights = "weights" in outputs;  // the weights output only when asked, as a user's graph has it
-  const a = weights ? { qk_matmul_output_mode: 3 } : {};
-  if (causal && !bottomRight) a.is_causal = 1;
+  const [B, H, sq] = q.shape, sk = k.shape[2] + (past ? past.shape[2] : 0);
+  const { own, mask: causalMask } = causality(attrs, sq, sk, past, lengths);
+  // One qk_matmul_output: the weights (mode 3) or the stage asked (hello "qk_matmul_output").
+  const scores = "scores" in outputs, weights = "weights" in outputs;
+  if (scores && weights && attrs.qk_matmul_output_mode !== 3) throw new Unsupported("one node gives one qk_matmul_output stage");
+  const a = scores ? { qk_matmul_output_mode: attrs.qk_matmul_output_mode } : weights ? { qk_matmul_output_mode: 3 } : {};
+  if (own) a.is_causal = 1;
   if (attrs.scale !== null && attrs.scale !== undefined) a.scale = { float: attrs.scale };
   if (attrs.softcap) a.softcap = { float: attrs.softcap };
   const feeds = { Q: tensor(q), K: tensor(k), V: tensor(v) };
   const graphInputs = [["Q", dtype, 4], ["K", dtype, 4], ["V", dtype, 4]];
   const nodes = [];
   let maskName = "";
-  if (bottomRight) {
-    feeds.C = tensor(bottomRightAllowed(sq, sk));
+  if (causalMask) {
+    feeds.C = tensor(causalMask);
     graphInputs.push(["C", "bool", 2]);
     maskName = "C";
   }
   if (mask) {
-    feeds.M = tensor(broadcast(mask, [q.shape[0], q.shape[1], sq, sk]));
+    feeds.M = tensor(broadcast(mask, [B, H, sq, sk]));
     graphInputs.push(["M", mask.dtype, 4]);
     if (maskName) { // both: hidden if either hides (bool: And; float: −∞ where the causal mask hides)
       if (mask.dtype === "bool") nodes.push(node("And", ["M", "C"], ["MC"]));
@@ -131,10 +149,31 @@ async function attention(inputs, attrs, outputs) {
       maskName = "M";
     }
   }
-  nodes.push(node("Attention", ["Q", "K", "V", maskName], weights ? ["Y", "", "", "W"] : ["Y"], a));
-  const key = JSON.stringify(["attention", dtype, a, graphInputs]);
-  const r = await run(key, () => modelBytes(nodes, graphInputs, [["Y", dtype, 4]].concat(weights ? [["W", dtype, 4]] : [])), feeds);
-  return weights ? { y: r.Y, weights: r.W } : { y: r.Y };
+  const nodeInputs = ["Q", "K", "V", maskName];
+  if (past) {
+    Object.assign(feeds, { PK: tensor(past), PV: tensor(inputs.past_value) });
+    graphInputs.push(["PK", dtype, 4], ["PV", dtype, 4]);
+    nodeInputs.push("PK", "PV");
+  }
+  if (lengths) {
+    if (lengths.length !== B) throw new Error(`kv_lengths has ${lengths.length} entries for ${B} batches`);
+    feeds.L = new ort.Tensor("int64", BigInt64Array.from(lengths.map(BigInt)), [B]);
+    graphInputs.push(["L", "int64", 1]);
+    nodeInputs.push("", "", "L");
+  }
+  const qk = scores || weights;
+  const nodeOutputs = ["Y", past ? "PKO" : "", past ? "PVO" : "", qk ? "W" : ""];
+  while (nodeOutputs[nodeOutputs.length - 1] === "") nodeOutputs.pop();
+  nodes.push(node("Attention", nodeInputs, nodeOutputs, a));
+  const graphOutputs = nodeOutputs.filter((o) => o).map((o) => [o, dtype, 4]);
+  const opset = lengths ? 24 : 23;  // nonpad_kv_seqlen came with opset 24
+  const key = JSON.stringify(["attention", dtype, a, graphInputs, nodeInputs, nodeOutputs, opset]);
+  const r = await run(key, () => modelBytes(nodes, graphInputs, graphOutputs, opset), feeds);
+  const out = { y: r.Y };
+  if (weights) out.weights = r.W;
+  if (scores) out.scores = r.W;
+  if (past) Object.assign(out, { present_key: r.PKO, present_value: r.PVO });
+  return out;
 }
 
 // --- mha ------------------------------------------------------------------------------------------
@@ -212,7 +251,7 @@ async function answer(request) {
   const id = request.id;
   if (request.op === "hello") {
     if (request.protocol !== "vl-candidate/1") return { id, ok: false, error: `protocol ${request.protocol}: this adapter speaks vl-candidate/1` };
-    return { id, ok: true, name: `onnxruntime-${VERSION}`, ops: Object.keys(OPS), attrs: ["dtype", "float_attn_mask"],
+    return { id, ok: true, name: `onnxruntime-${VERSION}`, ops: Object.keys(OPS), attrs: ["dtype", "float_attn_mask", "kv_lengths", "past_kv", "qk_matmul_output"],
              dtypes: ["float32", "float16"] };
   }
   const op = OPS[request.op];

@@ -165,6 +165,18 @@ class CandidateBackend::Request {
   }
   /// The protocol cannot carry this option of the operation.
   [[noreturn]] void refuse(Option option, const std::string& why) const { throw CandidateRefused(Need(which_.op, option), why); }
+  /// Throws CandidateError unless the output `name` is `want` bit for bit (`what` says what it must be).
+  template <class T, std::size_t N>
+  void require_exact(const xt::xtensor<T, N>& got, const xt::xtensor<T, N>& want, const std::string& name, const std::string& what) const {
+    if (got.shape() != want.shape())
+      throw CandidateError(fmt::format("{}: output '{}' has shape {}; it must be {}, of shape {}", where(), name,
+                                       shape_text(std::vector<std::size_t>(got.shape().begin(), got.shape().end())), what,
+                                       shape_text(std::vector<std::size_t>(want.shape().begin(), want.shape().end()))));
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (!(got.flat(i) == want.flat(i)) && !(std::isnan(got.flat(i)) && std::isnan(want.flat(i))))
+        throw CandidateError(fmt::format("{}: output '{}' is not {}: element {} is {} where {} was sent", where(), name, what, i,
+                                         double(got.flat(i)), double(want.flat(i))));
+  }
   /// The hello listed this optional attr ("attrs": [...]): the candidate implements it.
   bool knows(const std::string& attr) const { return b_.attrs_.count(attr) > 0; }
 
@@ -280,7 +292,9 @@ const char* protocol_request(Op op) {
 bool CandidateBackend::supports(Need need) const {
   const char* request = protocol_request(need.op);
   if (request == nullptr || !supports_request(request)) return false;
-  return need.option == Option::none || need.option == Option::weights;  // vl-candidate/1 carries the weights, no other option
+  // vl-candidate/1 carries the weights, and the score stages to a candidate that lists them; no other option
+  return need.option == Option::none || need.option == Option::weights ||
+         (need.option == Option::score_stages && need.op == Op::attention && attrs_.count("qk_matmul_output") > 0);
 }
 
 std::string CandidateBackend::lacking(Need need, const std::string& why) const {

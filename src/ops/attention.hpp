@@ -15,6 +15,7 @@
 #include <xtensor/xarray.hpp>
 #include <xtensor/xoperation.hpp>
 #include <xtensor/xtensor.hpp>
+#include <xtensor/xview.hpp>
 
 #include "ops/option.hpp"
 #include "ops/result_shape.hpp"
@@ -102,8 +103,12 @@ namespace vl::ops {
 /// is refused (docs/candidates.md: such a candidate is not applicable, never judged on what it
 /// ignored).
 template <class Request, class T>
-void encode_attention_options(Request& r, const AttentionOptions<T>& o) {
-  if (o.return_scores) r.refuse(Option::score_stages, "vl-candidate/1 has no score stages (qk_matmul_output)");
+void encode_attention_options(Request& r, const AttentionOptions<T>& o, bool first_query_as_past = false) {
+  if (o.return_scores) {
+    if (!r.knows("qk_matmul_output"))
+      r.refuse(Option::score_stages, "its hello lists no attr 'qk_matmul_output' (vl-candidate/1's score stages, ONNX's qk_matmul_output_mode)");
+    r.attrs["qk_matmul_output_mode"] = static_cast<int>(*o.return_scores);
+  }
   if (o.round) r.refuse(Option::storage_rounding, "vl-candidate/1 has no storage rounding");
   if (o.kv_lengths) {
     if (!r.knows("kv_lengths")) r.refuse("its hello lists no attr 'kv_lengths' (vl-candidate/1's per-batch key lengths, nonpad_kv_seqlen)");
@@ -114,8 +119,9 @@ void encode_attention_options(Request& r, const AttentionOptions<T>& o) {
     r.attrs["left_window"] = o.left_window;
     r.attrs["right_window"] = o.right_window;
   }
-  if (o.first_query) {
-    if (!r.knows("first_query")) r.refuse("its hello lists no attr 'first_query' (vl-candidate/1's query position, a KV cache's past length)");
+  if (o.first_query && !first_query_as_past) {
+    if (!r.knows("first_query"))
+      r.refuse("its hello lists neither attr 'first_query' nor 'past_kv' (vl-candidate/1's query position, a KV cache's past length)");
     r.attrs["first_query"] = *o.first_query;
   }
   r.attrs["causal"] = o.causal;
@@ -163,21 +169,53 @@ struct Attention {
     return s;
   }
 
+  /// A query position (first_query = P) goes to a candidate that lists "first_query" as that
+  /// attr; to one that lists "past_kv" instead, as ONNX's KV cache: keys and values 0 … P − 1 as
+  /// past_key / past_value, the rest as k / v, and present_key / present_value asked back, which
+  /// must be the whole K and V again (decode).
+  template <class Request, class T>
+  static bool first_query_as_past(const Request& r, const Tensor4<T>& k, const AttentionOptions<T>& o) {
+    if (!o.first_query || r.knows("first_query") || !r.knows("past_kv")) return false;
+    if (*o.first_query < 0 || std::size_t(*o.first_query) > k.shape(2))
+      r.refuse("a query position outside the keys cannot be sent as a past (its hello lists 'past_kv', not 'first_query')");
+    if (o.kv_lengths) r.refuse("key lengths and a past cannot be sent together (ONNX: nonpad_kv_seqlen or past_key, not both)");
+    return true;
+  }
+
   template <class Request, class T>
   static void encode(Request& r, const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) {
-    encode_attention_options(r, o);
+    const bool past = first_query_as_past(r, k, o);
+    encode_attention_options(r, o, past);
     r.input("q", xt::xarray<T>(q));
-    r.input("k", xt::xarray<T>(k));
-    r.input("v", xt::xarray<T>(v));
+    if (past) {
+      const auto split = [&](const Tensor4<T>& x, const char* before, const char* after) {
+        const auto p = std::size_t(*o.first_query);
+        r.input(before, xt::xarray<T>(xt::view(x, xt::all(), xt::all(), xt::range(0, p), xt::all())));
+        r.input(after, xt::xarray<T>(xt::view(x, xt::all(), xt::all(), xt::range(p, x.shape(2)), xt::all())));
+      };
+      split(k, "past_key", "k");
+      split(v, "past_value", "v");
+      r.output("present_key");
+      r.output("present_value");
+    } else {
+      r.input("k", xt::xarray<T>(k));
+      r.input("v", xt::xarray<T>(v));
+    }
     r.output("y");
     if (o.return_weights) r.output("weights");
+    if (o.return_scores) r.output("scores");
   }
   template <class Request, class T>
-  static AttentionResult<T, 4> decode(Request& r, const Tensor4<T>&, const Tensor4<T>&, const Tensor4<T>&,
+  static AttentionResult<T, 4> decode(Request& r, const Tensor4<T>&, const Tensor4<T>& k, const Tensor4<T>& v,
                                       const AttentionOptions<T>& o) {
+    if (first_query_as_past(r, k, o)) {  // the cache the candidate kept: past then new, exactly
+      r.require_exact(r.template result<T, 4>("present_key"), k, "present_key", "past_key followed by k");
+      r.require_exact(r.template result<T, 4>("present_value"), v, "present_value", "past_value followed by v");
+    }
     AttentionResult<T, 4> out;
     out.output = r.template result<T, 4>("y");
     if (o.return_weights) out.weights = r.template result<T, 4>("weights");
+    if (o.return_scores) out.scores = r.template result<T, 4>("scores");
     return out;
   }
 };

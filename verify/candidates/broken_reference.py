@@ -41,10 +41,10 @@ def causal_off_by_one():
 def scale_one_over_d():
     scores = ref.scores
 
-    def wrong(q, k, attrs, mask):
+    def wrong(q, k, attrs, mask, *stages):
         if attrs.get("scale") is None:
             attrs = dict(attrs, scale=1.0 / q.shape[-1])
-        return scores(q, k, attrs, mask)
+        return scores(q, k, attrs, mask, *stages)
     ref.scores = wrong
 
 
@@ -122,12 +122,13 @@ def gqa_backward_unsummed():
 
 def scale_attr_ignored():
     scores = ref.scores
-    ref.scores = lambda q, k, attrs, mask: scores(q, k, dict(attrs, scale=None), mask)
+    ref.scores = lambda q, k, attrs, mask, *stages: scores(q, k, dict(attrs, scale=None), mask, *stages)
 
 
 def float_mask_ignored():
     scores = ref.scores
-    ref.scores = lambda q, k, attrs, mask: scores(q, k, attrs, None if mask is not None and mask.dtype != np.bool_ else mask)
+    ref.scores = lambda q, k, attrs, mask, *stages: scores(q, k, attrs, None if mask is not None and mask.dtype != np.bool_ else mask,
+                                                          *stages)
 
 
 def layer_norm_unbiased():
