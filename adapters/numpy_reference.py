@@ -22,8 +22,10 @@ encoder_layer        torch's TransformerEncoderLayer (eval): x ← LN(x + f(x)) 
                      a sub-layer that returns another width than x is refused (InvalidInput)
 decoder_layer        the same with three blocks: masked self-attention, attention to the memory, FFN
 
-Arithmetic is in the inputs' dtype (float32 stays float32); GELU's erf alone is math.erf (double)
-per element, rounded to that dtype (NumPy has no erf).
+Arithmetic is in the inputs' dtype (float32 stays float32), with NumPy's own exceptions: a float16
+mean (LayerNorm's μ and σ²) accumulates in float32 and is rounded back; LayerNorm's ε is rounded to
+the dtype (1e-5 becomes a float16 subnormal, 3u off); GELU's erf is math.erf (double) per element,
+rounded to the dtype (NumPy has no erf).
 """
 import math
 import os

@@ -19,12 +19,16 @@ linear_family        ONNX LinearAttention's recurrence with torch ops, token by 
 layer_norm           torch.nn.LayerNorm itself, γ and β loaded from the request
 encoder_layer        torch.nn.TransformerEncoderLayer(batch_first=True, dropout=0) itself, in eval mode,
 decoder_layer        torch.nn.TransformerDecoderLayer likewise: built from the request's attrs, its
-                     state_dict() loaded from the request's arrays, called with the request's masks
+                     state_dict() loaded from the request's arrays, called with the request's masks;
+                     torch runs the encoder layer through its fused fast path
+                     (torch._transformer_encoder_layer_fwd) where it takes it (no grad, eval mode, an
+                     even head count, ...): the audit judges what a user of the module gets
 
 Every request is computed in its precision on the CPU, with one thread: float64, float32, or
 torch.bfloat16 (torch 1.13's CPU kernels have no float16 matrix products).
 """
 import os
+import re
 import sys
 
 import numpy as np
@@ -247,12 +251,14 @@ def torch_layer(cls, inputs, attrs, dtype):
 
 
 def refused_by_torch(forward):
-    """torch's forward; a RuntimeError it raises on the input's shapes is the candidate refusing it."""
+    """torch's forward; torch's refusal to add a sub-layer's output of another width to the residual
+    ("The size of tensor a (11) must match the size of tensor b (8) ...") is the candidate refusing
+    the input; any other error stays an error."""
     try:
         with torch.no_grad():
             return forward()
     except RuntimeError as e:
-        if "not implemented" in str(e):
+        if not re.search(r"size of tensor a \(\d+\) must match the size of tensor b \(\d+\)", str(e)):
             raise
         raise InvalidInput(f"torch refused it: {e}") from e
 

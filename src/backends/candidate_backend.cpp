@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -118,7 +119,7 @@ class CandidateBackend::Request {
       const std::string error = r.contains("error") && r["error"].is_string() ? r["error"].get<std::string>() : r.dump();
       if (error.rfind("unsupported", 0) == 0)
         throw CandidateRefused(which_, fmt::format("candidate '{}' answered request {} ({}): {}", b_.name_, id_, op_, error));
-      if (error.rfind("invalid", 0) == 0)
+      if (error.rfind("invalid:", 0) == 0)
         throw CandidateInvalidInput(fmt::format("{}: the candidate refused the input: {}", where(), error));
       throw CandidateError(fmt::format("{}: the candidate's error: {}{}", where(), error, b_.stderr_tail()));
     }
@@ -173,7 +174,7 @@ class CandidateBackend::Request {
                                        shape_text(std::vector<std::size_t>(got.shape().begin(), got.shape().end())), what,
                                        shape_text(std::vector<std::size_t>(want.shape().begin(), want.shape().end()))));
     for (std::size_t i = 0; i < got.size(); ++i)
-      if (!(got.flat(i) == want.flat(i)) && !(std::isnan(got.flat(i)) && std::isnan(want.flat(i))))
+      if (std::memcmp(&got.flat(i), &want.flat(i), sizeof(T)) != 0)  // bit for bit: −0 is not +0, a NaN keeps its payload
         throw CandidateError(fmt::format("{}: output '{}' is not {}: element {} is {} where {} was sent", where(), name, what, i,
                                          double(got.flat(i)), double(want.flat(i))));
   }

@@ -4,14 +4,14 @@
 // .npy files in a temporary folder we own. `lessons audit --candidate 'CMD ARGS'` judges it
 // with every claim about the computation.
 //
-// Each operation's header (ops/*.hpp) names its request (`request`; none for the linear family
-// and the Transformer layers) and writes its encoding and decoding: what travels, in which attrs.
+// Each operation's header (ops/*.hpp) names its request (`request`; none for the decoder's step
+// over its cache and the shift) and writes its encoding and decoding: what travels, in which attrs.
 //
 // What can go wrong, and what the audit then says:
 //   the candidate replies "unsupported: ..."  → CandidateRefused (an Unsupported): not applicable
 //   an option vl-candidate/1 cannot carry     → CandidateRefused: not applicable
-//   (score stages, storage rounding), or an optional attr the hello did not list
-//   (kv_lengths, window, first_query)
+//   (storage rounding), or an optional attr the hello did not list
+//   (kv_lengths, window, first_query or past_kv, qk_matmul_output, positions, ...)
 //   the candidate replies "invalid: ..."    → CandidateInvalidInput (a std::invalid_argument): a
 //                                             check that requires the input refused counts it
 //                                             (encoder-decoder.residual-keeps-width); elsewhere ERROR
@@ -91,7 +91,7 @@ class CandidateBackend : public Backend {
   std::filesystem::path dir_;              // our temporary folder: requests' .npy files, the log
   std::string name_ = "candidate";
   std::set<std::string> ops_;              // what the hello listed
-  std::set<std::string> attrs_;            // the optional attrs it listed (kv_lengths, window, first_query)
+  std::set<std::string> attrs_;            // the optional attrs it listed (docs/candidates.md: kv_lengths, window, ...)
   std::vector<Precision> dtypes_ = {Precision::float64};  // the precisions its hello listed ("dtypes"; absent: float64)
   bool lists_dtypes_ = false;              // its hello had "dtypes": requests then say theirs ("dtype" attr)
   mutable std::mutex mutex_;

@@ -121,7 +121,10 @@ void encode_attention_options(Request& r, const AttentionOptions<T>& o, bool fir
   }
   if (o.first_query && !first_query_as_past) {
     if (!r.knows("first_query"))
-      r.refuse("its hello lists neither attr 'first_query' nor 'past_kv' (vl-candidate/1's query position, a KV cache's past length)");
+      r.refuse(r.knows("past_kv") ? "its hello lists no attr 'first_query' (vl-candidate/1's query position; its 'past_kv' carries a cache "
+                                    "for the forward attention only)"
+                                  : "its hello lists neither attr 'first_query' nor 'past_kv' (vl-candidate/1's query position, a KV "
+                                    "cache's past length)");
     r.attrs["first_query"] = *o.first_query;
   }
   r.attrs["causal"] = o.causal;
@@ -172,32 +175,33 @@ struct Attention {
   /// A query position (first_query = P) goes to a candidate that lists "first_query" as that
   /// attr; to one that lists "past_kv" instead, as ONNX's KV cache: keys and values 0 … P − 1 as
   /// past_key / past_value, the rest as k / v, and present_key / present_value asked back, which
-  /// must be the whole K and V again (decode).
+  /// must be the whole K and V again, bit for bit (decode). P = 0 is no cache: the keys as they
+  /// are, query i at i (top-left). Returns P when the position goes so, else nothing.
   template <class Request, class T>
-  static bool first_query_as_past(const Request& r, const Tensor4<T>& k, const AttentionOptions<T>& o) {
-    if (!o.first_query || r.knows("first_query") || !r.knows("past_kv")) return false;
-    if (*o.first_query < 0 || std::size_t(*o.first_query) > k.shape(2))
-      r.refuse("a query position outside the keys cannot be sent as a past (its hello lists 'past_kv', not 'first_query')");
+  static std::optional<std::size_t> past_length(const Request& r, const Tensor4<T>& k, const AttentionOptions<T>& o) {
+    if (!o.first_query || r.knows("first_query") || !r.knows("past_kv")) return std::nullopt;
+    if (*o.first_query < 0 || std::size_t(*o.first_query) >= k.shape(2))
+      r.refuse("a query position with no new key after it cannot be sent as a past (its hello lists 'past_kv', not 'first_query')");
     if (o.kv_lengths) r.refuse("key lengths and a past cannot be sent together (ONNX: nonpad_kv_seqlen or past_key, not both)");
-    return true;
+    return std::size_t(*o.first_query);
   }
 
   template <class Request, class T>
   static void encode(Request& r, const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) {
-    const bool past = first_query_as_past(r, k, o);
-    encode_attention_options(r, o, past);
+    const auto past = past_length(r, k, o);
+    encode_attention_options(r, o, past.has_value());
     r.input("q", xt::xarray<T>(q));
-    if (past) {
+    if (past && *past > 0) {
       const auto split = [&](const Tensor4<T>& x, const char* before, const char* after) {
-        const auto p = std::size_t(*o.first_query);
-        r.input(before, xt::xarray<T>(xt::view(x, xt::all(), xt::all(), xt::range(0, p), xt::all())));
-        r.input(after, xt::xarray<T>(xt::view(x, xt::all(), xt::all(), xt::range(p, x.shape(2)), xt::all())));
+        r.input(before, xt::xarray<T>(xt::view(x, xt::all(), xt::all(), xt::range(0, *past), xt::all())));
+        r.input(after, xt::xarray<T>(xt::view(x, xt::all(), xt::all(), xt::range(*past, x.shape(2)), xt::all())));
       };
       split(k, "past_key", "k");
       split(v, "past_value", "v");
       r.output("present_key");
       r.output("present_value");
     } else {
+      if (past) r.attrs["alignment"] = "top_left";  // P = 0: query i at i
       r.input("k", xt::xarray<T>(k));
       r.input("v", xt::xarray<T>(v));
     }
@@ -208,7 +212,7 @@ struct Attention {
   template <class Request, class T>
   static AttentionResult<T, 4> decode(Request& r, const Tensor4<T>&, const Tensor4<T>& k, const Tensor4<T>& v,
                                       const AttentionOptions<T>& o) {
-    if (first_query_as_past(r, k, o)) {  // the cache the candidate kept: past then new, exactly
+    if (const auto past = past_length(r, k, o); past && *past > 0) {  // the cache the candidate kept: past then new, exactly
       r.require_exact(r.template result<T, 4>("present_key"), k, "present_key", "past_key followed by k");
       r.require_exact(r.template result<T, 4>("present_value"), v, "present_value", "past_value followed by v");
     }

@@ -16,23 +16,20 @@
 #include <xtensor/xoperation.hpp>
 
 #include "numeric/torch_transformer_init.hpp"
+#include "ops/causal_mask.hpp"
 #include "ops/layer_options.hpp"
 #include "ops/multi_head_attention.hpp"
 
 namespace vl::ops::layer_request {
 
-/// The causal mask torch takes, true = blocked: key j after query i's position (top-left: i;
-/// bottom-right: i + Sk − Sq), or'ed with the options' bool attn_mask; none if neither is set.
+/// The causal mask torch takes, true = blocked (ops/causal_mask.hpp), or'ed with the options'
+/// bool attn_mask; none if neither is set.
 template <class T>
 std::optional<xt::xarray<bool>> blocked(const MhaOptions<T>& o, std::size_t sq, std::size_t sk) {
-  std::optional<xt::xarray<bool>> m = o.attn_mask;
-  if (!o.causal) return m;
-  xt::xarray<bool> future = xt::zeros<bool>({sq, sk});
-  const std::ptrdiff_t shift = o.alignment == CausalAlignment::bottom_right ? std::ptrdiff_t(sk) - std::ptrdiff_t(sq) : 0;
-  for (std::size_t i = 0; i < sq; ++i)
-    for (std::size_t j = 0; j < sk; ++j) future(i, j) = std::ptrdiff_t(j) > std::ptrdiff_t(i) + shift;
-  if (!m) return future;
-  return xt::xarray<bool>(*m || future);
+  if (!o.causal) return o.attn_mask;
+  const xt::xarray<bool> future = causal_blocked(sq, sk, o.alignment);
+  if (!o.attn_mask) return future;
+  return xt::xarray<bool>(*o.attn_mask || future);
 }
 
 /// One sub-layer's masks under torch's forward names (`mask`, `padding`); a float mask is refused:

@@ -128,6 +128,25 @@ class CandidateErrors(unittest.TestCase):
             run = audit(f"{PY} {adapter}", claims=["masking.alignment"])
             self.assertEqual(run.returncode, 1, run.stdout)
 
+    def test_a_refusal_counts_only_where_the_input_is_wrong(self):
+        # "invalid: ..." is a refusal of the input: residual-keeps-width counts it for the layers
+        # whose FFN changes the width, and requires the same layers with the width kept accepted,
+        # so a candidate that refuses every layer fails; elsewhere the refusal is an ERROR.
+        with tempfile.TemporaryDirectory() as tmp:
+            adapter = os.path.join(tmp, "refuses_layers.py")
+            with open(adapter, "w") as f:
+                f.write("import sys\nsys.path.insert(0, %r)\n" % os.path.join(SOURCE, "adapters"))
+                f.write("from vl_candidate import serve, InvalidInput\n"
+                        "def layer(i, a, w):\n    raise InvalidInput('no layer is good enough')\n"
+                        "serve('refuses-layers', {'encoder_layer': layer, 'decoder_layer': layer})\n")
+            run = audit(f"{PY} {adapter}", claims=["encoder-decoder.residual-keeps-width", "encoder-decoder.encoder-matches-torch"])
+            self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+            width = run.claims["encoder-decoder.residual-keeps-width"]
+            self.assertEqual(width["status"], "failed", width)
+            self.assertIn("a layer whose FFN keeps the width was not accepted", width["why"])
+            self.assertIn("invalid: no layer is good enough", width["why"])
+            self.assertEqual(run.claims["encoder-decoder.encoder-matches-torch"]["status"], "error")
+
     def test_claims_about_our_code_run_no_control_on_a_candidate(self):
         # attention.score-std reads our own experiment (subject: our-code): on a candidate it is N/A,
         # and so are its controls, which break our code whatever is audited; our plain backend's

@@ -131,9 +131,10 @@ Measurement layer_norm_standardises(const CheckContext& ctx) {
 
 Measurement residual_keeps_width(const CheckContext& ctx) {
   // Layers whose FFN maps back to d' = d + 3 (its norm, in post-norm, over d'): everything fits
-  // but the residual x + FFN(x). Each must be refused with std::invalid_argument.
+  // but the residual x + FFN(x). Each must be refused with std::invalid_argument, and the same
+  // layer with d' = d accepted (a backend that refuses every layer has not shown the reason).
   std::size_t refused = 0, cases_run = 0;
-  std::string accepted;
+  std::string accepted, kept_refused;
   for (bool decoder : {false, true})
     for (bool norm_first : {false, true}) {
       ++cases_run;
@@ -147,17 +148,19 @@ Measurement residual_keeps_width(const CheckContext& ctx) {
       };
       const Tensor3 x = torch_rng::randn<double>(gen, {1, 4, d});
       const std::string what = fmt::format("{} {}-norm", decoder ? "decoder" : "encoder", norm_first ? "pre" : "post");
+      auto encoder = torch_rng::encoder_layer_init<double>(gen, d, 2, d_ff);
+      auto decoder_p = torch_rng::decoder_layer_init<double>(gen, d, 2, d_ff);
+      const auto layer = [&] { return decoder ? ctx.backend.decoder_layer(x, x, decoder_p, 2, o, {}, {}) : ctx.backend.encoder_layer(x, encoder, 2, o, {}); };
+      try {  // the layer as drawn, d' = d: accepted, of the input's shape
+        const Tensor3 y = layer();
+        if (y.shape() != x.shape()) kept_refused += fmt::format("{}{} (d' = d) returned another shape", kept_refused.empty() ? "" : "; ", what);
+      } catch (const std::invalid_argument& e) {
+        kept_refused += fmt::format("{}{} (d' = d) refused: {}", kept_refused.empty() ? "" : "; ", what, e.what());
+      }
+      if (decoder) widen(decoder_p, decoder_p.norm3);
+      else widen(encoder, encoder.norm2);
       try {
-        Tensor3 y;
-        if (!decoder) {
-          auto p = torch_rng::encoder_layer_init<double>(gen, d, 2, d_ff);
-          widen(p, p.norm2);
-          y = ctx.backend.encoder_layer(x, p, 2, o, {});
-        } else {
-          auto p = torch_rng::decoder_layer_init<double>(gen, d, 2, d_ff);
-          widen(p, p.norm3);
-          y = ctx.backend.decoder_layer(x, x, p, 2, o, {}, {});
-        }
+        const Tensor3 y = layer();
         accepted += fmt::format("{}{} returned ({}, {}, {})", accepted.empty() ? "" : "; ", what, y.shape(0), y.shape(1), y.shape(2));
       } catch (const backends::Unsupported&) {
         throw;
@@ -170,6 +173,8 @@ Measurement residual_keeps_width(const CheckContext& ctx) {
   const bool all_refused = refused == cases_run;
   Measurement m{double(refused), all_refused ? fmt::format("all {} layers with a width-changing FFN refused (std::invalid_argument)", cases_run)
                                              : fmt::format("{} of {} refused; accepted: {}", refused, cases_run, accepted)};
+  if (kept_refused.empty()) m.detail += ", the same layers with d' = d accepted";
+  m.require(kept_refused.empty(), "a layer whose FFN keeps the width was not accepted: " + kept_refused);
   return m.require(all_refused, fmt::format("{} of {} layers with a width-changing FFN accepted", cases_run - refused, cases_run));
 }
 

@@ -50,7 +50,7 @@ Lesson lesson() {
                       layer_norm_standardises,
                       {broken_backend("LayerNorm over the wrong axis (the positions)",
                                       std::make_shared<LayerNormWrongAxis>(plain, "layer-norm-over-positions"))}});
-  l.checks.push_back({"encoder-decoder.residual-keeps-width", "a FFN back to d' ≠ d refused, encoder and decoder, post- and pre-norm",
+  l.checks.push_back({"encoder-decoder.residual-keeps-width", "a FFN back to d' ≠ d refused and d' = d accepted, encoder and decoder, post- and pre-norm",
                       residual_keeps_width, {broken_backend("the residual dropped", no_residual)}});
   l.checks.push_back({"encoder-decoder.encoder-sees-every-position", "influence table of the 2-layer encoder, 3 models",
                       encoder_sees_every_position,
