@@ -23,6 +23,20 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 
+def exchange_env():
+    """The environment of the audit: its requests' .npy files in /dev/shm (memory) where that has
+    room for the largest exchange (attention.score-cells sends n = 4096 weights, 64 MiB), since
+    creating and removing ~10⁴ small files is most of a candidate audit's system time on disk
+    (measured: 4.1–6.0 s a broken candidate's audit in /tmp, 3.4–3.6 s in /dev/shm); else the
+    default temporary folder. The verdicts do not depend on where the files live."""
+    try:
+        if shutil.disk_usage("/dev/shm").free > 1 << 30 and os.access("/dev/shm", os.W_OK):
+            return dict(os.environ, TMPDIR="/dev/shm")
+    except OSError:
+        pass
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("lessons")
@@ -35,7 +49,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         report, junit = os.path.join(tmp, "audit.json"), os.path.join(tmp, "audit.xml")
         run = subprocess.run([a.lessons, "audit", "--root", a.root, "--candidate", a.candidate, "--json", report,
-                              "--junit", junit], capture_output=True, text=True, timeout=300, cwd=a.root)
+                              "--junit", junit], capture_output=True, text=True, timeout=300, cwd=a.root, env=exchange_env())
         problems = []
         want_rc = 1 if a.fail else 0
         if run.returncode != want_rc:
