@@ -127,6 +127,8 @@ def main():
     ap.add_argument("--source", type=Path, default=HERE.parent, help="the repository (default: this one)")
     ap.add_argument("--out", required=True, type=Path, help="output folder (html/ goes under it)")
     ap.add_argument("--doxygen", default=shutil.which("doxygen") or "doxygen")
+    ap.add_argument("--strict", action="store_true",
+                    help="fail on a generator warning too (a kernel panel or a plot not found), as Doxygen's do (ctest docs_site)")
     ap.add_argument("--audit", type=Path, default=os.environ.get("VL_AUDIT_JSON") or None,
                     help="use this audit JSON instead of running the audit (default: $VL_AUDIT_JSON)")
     ap.add_argument("--audit-json", type=Path,
@@ -157,9 +159,9 @@ def main():
     pages = out / "pages"
     gen = subprocess.run([sys.executable, str(HERE / "generate.py"), "--source", str(source), "--specs", str(specs),
                           "--audit", str(audit), "--arrays", str(arrays), "--out", str(pages)]
-                         + (["--seeds", str(args.seeds)] if args.seeds else []))
+                         + (["--seeds", str(args.seeds)] if args.seeds else []) + (["--strict"] if args.strict else []))
     if gen.returncode:
-        fail("generate.py failed")
+        fail("generate.py failed" + (" (--strict: a warning above fails it)" if args.strict else ""))
 
     write_conformance_matrix(args.lessons, source, out, pages, audit)
 
