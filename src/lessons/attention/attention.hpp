@@ -27,6 +27,7 @@ ListingOutput listing_cost(const ListingContext& ctx);    // listing 6: the n² 
 std::vector<ClaimCheck> lookup_checks();
 std::vector<ClaimCheck> scale_checks();
 std::vector<ClaimCheck> heads_checks();
+std::vector<ClaimCheck> module_checks();   // seed 002's module: its values against torch
 std::vector<ClaimCheck> gradient_checks();
 std::vector<ClaimCheck> cost_checks();
 std::vector<ClaimCheck> fused_checks();

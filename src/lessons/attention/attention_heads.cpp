@@ -323,6 +323,14 @@ HeadsCode head_size_floored() {
   };
   return code;
 }
+// The seed's invariant _2 (query, key and value of one shape (seq, d_model)) not checked.
+HeadsCode shapes_unchecked() {
+  HeadsCode code;
+  code.check_config = [](const HeadsConfig& c, const HeadsShapes&) {
+    check_heads_config(c, {{{1, c.d_model}, {1, c.d_model}, {1, c.d_model}}});
+  };
+  return code;
+}
 HeadsCode dropout_unchecked() {
   HeadsCode code;
   code.check_config = [](const HeadsConfig& c, const HeadsShapes& shapes) {
@@ -350,7 +358,8 @@ std::vector<ClaimCheck> heads_checks() {
        {broken_code("a full-size attention per head", on(parameter_count, parameters_per_head()))}},
       {"attention.config-checked", "bad d_model/heads, dropout and shapes refused with a clear message", on(config_checked, {}),
        {broken_code("head size floored (d_model % heads not checked)", on(config_checked, head_size_floored())),
-        broken_code("dropout range not checked", on(config_checked, dropout_unchecked()))}},
+        broken_code("dropout range not checked", on(config_checked, dropout_unchecked())),
+        broken_code("shapes not checked (the seed's invariant _2)", on(config_checked, shapes_unchecked()))}},
   };
 }
 

@@ -1,0 +1,109 @@
+// Lesson attention, seed 002's module (kernels/reference/heads_attention.hpp): its outputs and
+// per-head weights against torch's own attention, head by head (spec: specs/attention.md,
+// attention.module-matches-torch). The other claims on the module read its rows and gradients;
+// this one reads its values, so a module with the wrong scale or a wrong row stride fails here.
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <xtensor/xview.hpp>
+
+#include "kernels/reference/heads.hpp"
+#include "lessons/attention/attention.hpp"
+#include "lessons/attention/attention_common.hpp"
+#include "numeric/compare.hpp"
+
+namespace vl::lessons::attention {
+
+namespace {
+
+using Rows = xt::xtensor<double, 2>;  // (seq, d_model)
+/// The module under test: seed 002's (heads_forward) or a broken copy, over a backend's attention.
+using ModuleFn = std::function<HeadsOutput<double>(const backends::Backend&, const Rows&, const Rows&, const Rows&, const HeadsConfig&)>;
+
+struct ModuleCase {
+  std::string name;  // the goldens' module.<name>.{out,w}.npy
+  Rows q, k, v;
+  std::size_t heads;
+  bool causal;
+};
+
+// Seed 002's fixture (float32 values, exact in float64) with 1, 2 and 4 heads, and a rectangular
+// case (seq 5, d_model 6, 3 heads of 2), each unmasked and causal.
+std::vector<ModuleCase> module_cases(const std::filesystem::path& goldens) {
+  const Fixture f = seed_fixture();
+  const Rows fq = xt::cast<double>(f.q), fk = xt::cast<double>(f.k), fv = xt::cast<double>(f.v);
+  const Rows rq = load_golden(goldens, "module.rect.q.npy"), rk = load_golden(goldens, "module.rect.k.npy"),
+             rv = load_golden(goldens, "module.rect.v.npy");
+  std::vector<ModuleCase> cases;
+  for (bool causal : {false, true}) {
+    for (std::size_t h : {1, 2, 4}) cases.push_back({fmt::format("fixture_h{}{}", h, causal ? "_causal" : ""), fq, fk, fv, h, causal});
+    cases.push_back({fmt::format("rect_h3{}", causal ? "_causal" : ""), rq, rk, rv, 3, causal});
+  }
+  return cases;
+}
+
+HeadsOutput<double> seed_module(const backends::Backend& b, const Rows& q, const Rows& k, const Rows& v, const HeadsConfig& c) {
+  return heads_forward_on<double>(b, q, k, v, c);
+}
+
+// max |module − torch| over the outputs and per-head weights of every case, in float64 (a claim
+// about our code: the attention inside is judged in every precision by the claims on it).
+Measurement module_values(const CheckContext& ctx, const ModuleFn& module) {
+  double worst = 0;
+  std::vector<std::string> parts;
+  for (const ModuleCase& c : module_cases(ctx.goldens)) {
+    const HeadsOutput<double> r = module(ctx.backend, c.q, c.k, c.v, HeadsConfig{c.q.shape(1), c.heads, 0.0f, c.causal});
+    const double o = max_abs_diff(r.output, load_golden(ctx.goldens, "module." + c.name + ".out.npy"));
+    const double w = max_abs_diff(r.weights, load_golden(ctx.goldens, "module." + c.name + ".w.npy"));
+    parts.push_back(fmt::format("{}: output {:.1e}, weights {:.1e}", c.name, o, w));
+    worst = worse(worse(worst, o), w);
+  }
+  return {worst, fmt::format("max |module − torch's _scaled_dot_product_attention per head| = {:.2e}; {}", worst, fmt::join(parts, "; "))};
+}
+
+// Broken: the module scales every head by 1/√d_model instead of 1/√hd.
+HeadsOutput<double> scale_over_d_model(const backends::Backend& b, const Rows& q, const Rows& k, const Rows& v, const HeadsConfig& c) {
+  check_heads_config(c, shapes_of(q, k, v));
+  AttentionOptions<double> o = heads_options<double>(c);
+  o.scale = 1 / std::sqrt(double(c.d_model));
+  const auto r = b.attention(split_heads<double>(q, c.num_heads), split_heads<double>(k, c.num_heads), split_heads<double>(v, c.num_heads), o);
+  return {merge_heads_2d<double>(r.output), xt::view(r.weights, 0)};
+}
+
+// Broken: the seed's own listed bug, every row indexed as head_dim wide: head h of row i reads
+// elements i·hd + h·hd … of the row-major (seq, d_model) buffer instead of i·d_model + h·hd ….
+Tensor4<double> split_rows_head_wide(const Rows& x, std::size_t heads) {
+  const std::size_t seq = x.shape(0), hd = x.shape(1) / heads;
+  Tensor4<double> out = xt::zeros<double>({std::size_t(1), heads, seq, hd});
+  for (std::size_t h = 0; h < heads; ++h)
+    for (std::size_t i = 0; i < seq; ++i)
+      for (std::size_t t = 0; t < hd; ++t) out(0, h, i, t) = x.flat(i * hd + h * hd + t);
+  return out;
+}
+HeadsOutput<double> rows_head_wide(const backends::Backend& b, const Rows& q, const Rows& k, const Rows& v, const HeadsConfig& c) {
+  check_heads_config(c, shapes_of(q, k, v));
+  const std::size_t H = c.num_heads;
+  const auto r = b.attention(split_rows_head_wide(q, H), split_rows_head_wide(k, H), split_rows_head_wide(v, H), heads_options<double>(c));
+  return {merge_heads_2d<double>(r.output), xt::view(r.weights, 0)};
+}
+
+CheckFn with(ModuleFn module) {
+  return [module](const CheckContext& ctx) { return module_values(ctx, module); };
+}
+
+}  // namespace
+
+std::vector<ClaimCheck> module_checks() {
+  return {{"attention.module-matches-torch",
+           "seed 002's module vs torch's _scaled_dot_product_attention per head: the fixture with 1, 2, 4 heads, seq 5 × d_model 6 "
+           "with 3, unmasked and causal",
+           with(seed_module),
+           {broken_code("scale 1/√d_model instead of 1/√hd", with(scale_over_d_model)),
+            broken_code("every row indexed as head_dim wide (the seed's listed bug)", with(rows_head_wide))}}};
+}
+
+}  // namespace vl::lessons::attention
