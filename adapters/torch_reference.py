@@ -3,15 +3,21 @@
 
     lessons audit --candidate 'python3 adapters/torch_reference.py'
 
-attention            the math with torch ops and F.softmax (as most model code writes it): query
-                     head h reads kv head h // (Hq/Hkv) (repeat_interleave); hidden keys are −∞
-                     before the softmax, so a query with every key hidden gets NaN (torch's softmax
-                     of an all −∞ row), not the lesson's zero row: the audit reports that departure;
+attention            torch 1.13's own fused attention, F._scaled_dot_product_attention (its weights
+                     through need_attn_weights), wherever its options reach: scale 1/√D, a bool mask
+                     (the request's, the causal and the hidden keys folded into it) or is_causal
+                     for a plain top-left causal mask; otherwise (an explicit scale, a softcap, an
+                     additive mask, a score stage asked) the math with torch ops and F.softmax (as
+                     much model code writes it). Query head h reads kv head h // (Hq/Hkv)
+                     (repeat_interleave); hidden keys are −∞ before the softmax, so a query with every
+                     key hidden gets NaN (torch's softmax of an all −∞ row, in both paths), not the
+                     lesson's zero row: the audit reports that departure;
                      the optional attrs kv_lengths, window and first_query (a KV cache, a sliding
                      window) as ONNX defines them, and the score stages of ONNX's qk_matmul_output_mode
 mha                  torch.nn.MultiheadAttention(batch_first=True) itself, its parameters loaded
                      from the request, per-head weights (average_attn_weights=False)
-attention_backward   autograd through the same forward (dK, dV summed over a group by autograd)
+attention_backward   autograd through the same forward, SDPA's own backward where the forward is SDPA
+                     (dK, dV summed over a group by autograd)
 positional_encoding  the sinusoidal table with torch ops
 linear_attention     the table, the recurrence and the chunked form with torch ops
 linear_family        ONNX LinearAttention's recurrence with torch ops, token by token, for every form
@@ -92,14 +98,42 @@ def hidden_keys(attrs, sq, sk):
     return hidden.unsqueeze(1)
 
 
+def sdpa(q, k, v, attrs, mask):
+    """torch 1.13's own fused attention, F._scaled_dot_product_attention, where its options reach:
+    its scale is 1/√D and it takes a bool mask (true = may attend) or is_causal (top-left); no softcap,
+    no additive mask. O and W, or None where the request needs more."""
+    scale = attrs.get("scale")
+    if attrs.get("softcap") or (mask is not None and mask.dtype != torch.bool) or \
+            (scale is not None and scale != 1 / np.sqrt(q.shape[-1])):
+        return None
+    sq, sk = q.shape[-2], k.shape[-2]
+    hidden = hidden_keys(attrs, sq, sk)
+    top_left_causal = attrs.get("causal") and hidden is not None and attrs.get("alignment", "top_left") == "top_left" and \
+        attrs.get("first_query") is None and attrs.get("kv_lengths") is None and \
+        attrs.get("left_window", -1) < 0 and attrs.get("right_window", -1) < 0
+    if top_left_causal and mask is None:
+        return F._scaled_dot_product_attention(q, k, v, need_attn_weights=True, is_causal=True)
+    allowed = None if hidden is None else ~hidden
+    if mask is not None:
+        allowed = mask if allowed is None else (allowed & mask)
+    if allowed is not None:
+        allowed = allowed.expand(q.shape[0], q.shape[1], sq, sk)
+    return F._scaled_dot_product_attention(q, k, v, attn_mask=allowed, need_attn_weights=True)
+
+
 def forward(q, k, v, attrs, mask, stages=None):
-    """O and W; `stages`, a dict, receives the scores at ONNX's qk_matmul_output stages 0 (scale·QKᵀ),
-    1 (softcapped), 2 (masked: hidden keys −∞) and 3 (W)."""
-    stages = {} if stages is None else stages
+    """O and W: through torch's SDPA (sdpa) unless score stages are asked or its options do not
+    reach; else the math with F.softmax. `stages`, a dict, receives the scores at ONNX's
+    qk_matmul_output stages 0 (scale·QKᵀ), 1 (softcapped), 2 (masked: hidden keys −∞) and 3 (W)."""
     hq, hkv = q.shape[1], k.shape[1]
     if hq % hkv:
         raise ValueError(f"{hq} query heads are not a multiple of {hkv} kv heads")
     k, v = k.repeat_interleave(hq // hkv, dim=1), v.repeat_interleave(hq // hkv, dim=1)
+    if stages is None:
+        fused = sdpa(q, k, v, attrs, mask)
+        if fused is not None:
+            return fused
+    stages = {} if stages is None else stages
     scale = attrs.get("scale")
     scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
     s = stages[0] = scale * (q @ k.transpose(-1, -2))
@@ -121,7 +155,7 @@ def forward(q, k, v, attrs, mask, stages=None):
 
 
 def attention(inputs, attrs, wanted):
-    mask, stages = inputs.get("mask"), {}
+    mask, stages = inputs.get("mask"), ({} if "scores" in wanted else None)
     y, w = forward(t(inputs["q"]), t(inputs["k"]), t(inputs["v"]), attrs, None if mask is None else t(mask), stages)
     out = {"y": as_numpy(y), "weights": as_numpy(w)}
     if "scores" in wanted:
