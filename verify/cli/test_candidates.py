@@ -39,6 +39,14 @@ def processes_with(token):
     return found
 
 
+def write_adapter(folder, name, body):
+    """A small adapter written as a user writes one: the helper module imported, `body` after it."""
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write("import sys\nsys.path.insert(0, %r)\n" % os.path.join(SOURCE, "adapters") + body)
+    return path
+
+
 def audit(candidate, *args, claims=CLAIMS, env=None):
     token = f"{os.getpid()}-{time.monotonic_ns()}"
     full_env = dict(os.environ, VL_TEST_TOKEN=token, **(env or {}))
@@ -112,12 +120,9 @@ class CandidateErrors(unittest.TestCase):
 
     def test_lacking_operations_are_not_applicable(self):
         with tempfile.TemporaryDirectory() as tmp:
-            adapter = os.path.join(tmp, "pe_only.py")
-            with open(adapter, "w") as f:
-                f.write("import sys\nsys.path.insert(0, %r)\n" % os.path.join(SOURCE, "adapters"))
-                f.write("import numpy_reference as ref\nfrom vl_candidate import serve, Unsupported\n"
-                        "def attention(i, a, w):\n    raise Unsupported('no attention today')\n"
-                        "serve('pe-only', {'positional_encoding': ref.positional_encoding, 'attention': attention})\n")
+            adapter = write_adapter(tmp, "pe_only.py", "import numpy_reference as ref\nfrom vl_candidate import serve, Unsupported\n"
+                                    "def attention(i, a, w):\n    raise Unsupported('no attention today')\n"
+                                    "serve('pe-only', {'positional_encoding': ref.positional_encoding, 'attention': attention})\n")
             run = audit(f"{PY} {adapter}", claims=["positions", "masking.alignment"])
             self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
             self.assertEqual(run.claims["masking.alignment"]["status"], "not applicable")
@@ -133,12 +138,9 @@ class CandidateErrors(unittest.TestCase):
         # whose FFN changes the width, and requires the same layers with the width kept accepted,
         # so a candidate that refuses every layer fails; elsewhere the refusal is an ERROR.
         with tempfile.TemporaryDirectory() as tmp:
-            adapter = os.path.join(tmp, "refuses_layers.py")
-            with open(adapter, "w") as f:
-                f.write("import sys\nsys.path.insert(0, %r)\n" % os.path.join(SOURCE, "adapters"))
-                f.write("from vl_candidate import serve, InvalidInput\n"
-                        "def layer(i, a, w):\n    raise InvalidInput('no layer is good enough')\n"
-                        "serve('refuses-layers', {'encoder_layer': layer, 'decoder_layer': layer})\n")
+            adapter = write_adapter(tmp, "refuses_layers.py", "from vl_candidate import serve, InvalidInput\n"
+                                    "def layer(i, a, w):\n    raise InvalidInput('no layer is good enough')\n"
+                                    "serve('refuses-layers', {'encoder_layer': layer, 'decoder_layer': layer})\n")
             run = audit(f"{PY} {adapter}", claims=["encoder-decoder.residual-keeps-width", "encoder-decoder.encoder-matches-torch"])
             self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
             width = run.claims["encoder-decoder.residual-keeps-width"]
