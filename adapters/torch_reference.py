@@ -4,11 +4,12 @@
     lessons audit --candidate 'python3 adapters/torch_reference.py'
 
 attention            torch 1.13's own fused attention, F._scaled_dot_product_attention (its weights
-                     through need_attn_weights), wherever its options reach: scale 1/√D, a bool mask
-                     (the request's, the causal and the hidden keys folded into it) or is_causal
-                     for a plain top-left causal mask; otherwise (an explicit scale, a softcap, an
-                     additive mask, a score stage asked) the math with torch ops and F.softmax (as
-                     much model code writes it). Query head h reads kv head h // (Hq/Hkv)
+                     through need_attn_weights), wherever its options reach: scale 1/√D (or a
+                     request's scale within its precision's rounding of it), a bool mask (the
+                     request's, the causal and the hidden keys folded into it), an additive mask
+                     (the hidden keys at −∞ in it), or is_causal for a plain top-left causal mask;
+                     otherwise (another scale, a softcap, a score stage asked) the math with torch
+                     ops and F.softmax (as much model code writes it). Query head h reads kv head h // (Hq/Hkv)
                      (repeat_interleave); hidden keys are −∞ before the softmax, so a query with every
                      key hidden gets NaN (torch's softmax of an all −∞ row, in both paths), not the
                      lesson's zero row: the audit reports that departure;
@@ -98,16 +99,26 @@ def hidden_keys(attrs, sq, sk):
     return hidden.unsqueeze(1)
 
 
+# The relative distance within which a request's scale is SDPA's own 1/√D: the request's 1/√D
+# rounded to its precision (a float32 or bfloat16 request carries it so).
+SCALE_ROUNDING = {"float32": 2.0 ** -24, "bfloat16": 2.0 ** -8}
+
+
 def sdpa(q, k, v, attrs, mask):
     """torch 1.13's own fused attention, F._scaled_dot_product_attention, where its options reach:
-    its scale is 1/√D and it takes a bool mask (true = may attend) or is_causal (top-left); no softcap,
-    no additive mask. O and W, or None where the request needs more."""
-    scale = attrs.get("scale")
-    if attrs.get("softcap") or (mask is not None and mask.dtype != torch.bool) or \
-            (scale is not None and scale != 1 / np.sqrt(q.shape[-1])):
+    its scale is 1/√D (a request's scale within its precision's rounding of that); it takes a bool
+    mask (true = may attend), an additive float mask, or is_causal (top-left); no softcap. O and W,
+    or None where the request needs more."""
+    scale, d = attrs.get("scale"), q.shape[-1]
+    if attrs.get("softcap") or (scale is not None and abs(scale * np.sqrt(d) - 1) > SCALE_ROUNDING.get(attrs.get("dtype"), 2.0 ** -52)):
         return None
     sq, sk = q.shape[-2], k.shape[-2]
     hidden = hidden_keys(attrs, sq, sk)
+    if mask is not None and mask.dtype != torch.bool:  # added to the scores, the hidden keys at −∞ in it
+        added = mask.to(q.dtype).expand(q.shape[0], q.shape[1], sq, sk)
+        if hidden is not None:
+            added = added.masked_fill(hidden, float("-inf"))
+        return F._scaled_dot_product_attention(q, k, v, attn_mask=added, need_attn_weights=True)
     top_left_causal = attrs.get("causal") and hidden is not None and attrs.get("alignment", "top_left") == "top_left" and \
         attrs.get("first_query") is None and attrs.get("kv_lengths") is None and \
         attrs.get("left_window", -1) < 0 and attrs.get("right_window", -1) < 0

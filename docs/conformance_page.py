@@ -44,6 +44,13 @@ def implementations(source: Path):
     return [("fused", ["--backend", "fused"]), ("numpy", numpy), ("torch", torch), ("onnxruntime", onnxruntime)]
 
 
+def audit_arguments(name, args):
+    """The audit's arguments for an implementation: the fused backend's audit is of the claims
+    about the computation only, the page's rows (its claims about our own code run on our code, as
+    in plain's audit), the same command as ctest's audit_all_fused, whose JSON the docs test reuses."""
+    return args + (["--computation-only"] if name == "fused" else [])
+
+
 ONNX_CASES = "onnx-node-attention"  # ../shared/external/: ONNX's backend cases (Attention opsets 23-26, LinearAttention 27)
 
 
@@ -125,7 +132,8 @@ def write_conformance_page(lessons, source: Path, out: Path, pages: Path, plain_
             raise ConformanceError(f"give --lessons: the {name} audit has to run")
         paths[name].unlink(missing_ok=True)
         log = open(folder / f"audit-{name}.log", "w")
-        running[name] = (subprocess.Popen([str(lessons), "audit", "--root", str(source), *args, "--json", str(paths[name])],
+        running[name] = (subprocess.Popen([str(lessons), "audit", "--root", str(source), *audit_arguments(name, args), "--json",
+                                           str(paths[name])],
                                           cwd=source, stdout=log, stderr=subprocess.STDOUT), log)
     for name, (proc, log) in running.items():
         status = proc.wait()
@@ -138,13 +146,13 @@ def write_conformance_page(lessons, source: Path, out: Path, pages: Path, plain_
         check_audit(name, paths[name], running.get(name), log)
         audits += conformance_matrix.load_all(str(paths[name]))
     text = conformance_matrix.page(audits) + onnx_cases_section(lessons, source)
-    commands = {"plain": "lessons audit --backend plain", **{n: "lessons audit " + " ".join(
-        f'"{a}"' if " " in a else a for a in args) for n, args in implementations(source)}}
+    quoted = lambda args: " ".join(f'"{a}"' if " " in a else a for a in args)
+    selectors = [("plain", ["--backend", "plain"])] + implementations(source)
     text += ("\n## What ran\n\n"
              f"Built by `docs/build_docs.py` from this build's audits (none is a committed snapshot): commit "
              f"{audits[0][2].get('commit', '?')}, {audits[0][2].get('date', '?')}; the adapters on {versions(source)}.\n\n"
-             + "".join(f"- **{name}**: `{commands[name]} --json`; ONNX's cases: `{commands[name].replace('lessons audit', 'lessons onnx DIR', 1)}`\n"
-                       for name in ["plain"] + [n for n, _ in implementations(source)]))
+             + "".join(f"- **{name}**: `lessons audit {quoted(audit_arguments(name, args))} --json`; ONNX's cases: "
+                       f"`lessons onnx DIR {quoted(args)}`\n" for name, args in selectors))
     page = pages / "conformance.md"
     page.write_text(text)
     return page

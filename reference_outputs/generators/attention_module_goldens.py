@@ -9,7 +9,7 @@ scales by 1/√hd (its query's last dimension), with is_causal for the masked ca
   module.<case>.w.npy     W (H, seq, seq), the per-head weights (need_attn_weights)
 
 Cases: seed 002's fixture (seq 3, d_model 4: q[x] = (x+1)/10, k[x] = (x//4 + 1)/4 − (x%2)/3,
-v[x] = (x+1)/10, each operation in float32 as the seed's C++ computes it) with 1, 2 and 4 heads, and a
+v[x] = (x+1)/10, each operation in float32 as the seed's code and our fixture compute it) with 1, 2 and 4 heads, and a
 rectangular one (seq 5, d_model 6, 3 heads of 2: torch.manual_seed(27), randn, its inputs written
 as module.rect.{q,k,v}.npy), each unmasked and causal.
 Run: /usr/bin/python3 reference_outputs/generators/attention_module_goldens.py
@@ -28,7 +28,7 @@ GEN = "reference_outputs/generators/attention_module_goldens.py"
 def fixture():
     x = np.arange(12)
     f = np.float32
-    q = (x + 1).astype(f) / f(10)  # each operation in float32, as the seed's C++ (and our fixture) computes it
+    q = (x + 1).astype(f) / f(10)  # each operation in float32, as the seed's code (and our fixture) computes it
     k = (x // 4 + 1).astype(f) / f(4) - (x % 2).astype(f) / f(3)
     v = (x + 1).astype(f) / f(10)
     return [a.astype(np.float64).reshape(3, 4) for a in (q, k, v)]

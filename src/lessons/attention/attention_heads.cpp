@@ -315,10 +315,12 @@ HeadsCode parameters_per_head() {
 HeadsCode head_size_floored() {
   HeadsCode code;
   code.check_config = [](const HeadsConfig& c, const HeadsShapes& shapes) {
+    if (c.num_heads == 0 || c.d_model % c.num_heads == 0) return check_heads_config(c, shapes);  // only the divisibility is lost
     HeadsConfig floored = c;
-    floored.d_model = c.num_heads ? c.d_model / c.num_heads * c.num_heads : c.d_model;
+    floored.d_model = c.d_model / c.num_heads * c.num_heads;
     auto s = shapes;
-    for (auto& x : s) x[1] = floored.d_model;
+    for (auto& x : s)
+      if (x[1] == c.d_model) x[1] = floored.d_model;  // rows of d_model columns read as floored heads
     check_heads_config(floored, s);
   };
   return code;
