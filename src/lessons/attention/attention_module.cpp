@@ -68,30 +68,37 @@ Measurement module_values(const CheckContext& ctx, const ModuleFn& module) {
   return {worst, fmt::format("max |module − torch's _scaled_dot_product_attention per head| = {:.2e}; {}", worst, fmt::join(parts, "; "))};
 }
 
+// The broken copies are the module itself (heads_forward) over an attention that undoes one of
+// its steps: the bug sits where the module's own code would have it, and the rest is the module.
+
 // Broken: the module scales every head by 1/√d_model instead of 1/√hd.
 HeadsOutput<double> scale_over_d_model(const backends::Backend& b, const Rows& q, const Rows& k, const Rows& v, const HeadsConfig& c) {
-  check_heads_config(c, shapes_of(q, k, v));
-  AttentionOptions<double> o = heads_options<double>(c);
-  o.scale = 1 / std::sqrt(double(c.d_model));
-  const auto r = b.attention(split_heads<double>(q, c.num_heads), split_heads<double>(k, c.num_heads), split_heads<double>(v, c.num_heads), o);
-  return {merge_heads_2d<double>(r.output), xt::view(r.weights, 0)};
+  return heads_forward<double>(
+      [&](const Tensor4<double>& q4, const Tensor4<double>& k4, const Tensor4<double>& v4, AttentionOptions<double> o) {
+        o.scale = 1 / std::sqrt(double(c.d_model));
+        return b.attention(q4, k4, v4, o);
+      },
+      q, k, v, c);
 }
 
-// Broken: the bug the seed records as fixed (#8980), every row indexed as head_dim wide: head h of row i reads
-// elements i·hd + h·hd … of the row-major (seq, d_model) buffer instead of i·d_model + h·hd ….
-Tensor4<double> split_rows_head_wide(const Rows& x, std::size_t heads) {
-  const std::size_t seq = x.shape(0), hd = x.shape(1) / heads;
-  Tensor4<double> out = xt::zeros<double>({std::size_t(1), heads, seq, hd});
-  for (std::size_t h = 0; h < heads; ++h)
+// Broken: the bug the seed records as fixed (#8980), every row indexed as head_dim wide: head h
+// of row i reads elements i·hd + h·hd … of the row-major (seq, d_model) buffer instead of
+// i·d_model + h·hd …. `heads` is the module's correct split (1, H, seq, hd), read back as rows.
+Tensor4<double> split_rows_head_wide(const Tensor4<double>& heads) {
+  const Rows x = merge_heads_2d<double>(heads);
+  const std::size_t H = heads.shape(1), seq = heads.shape(2), hd = heads.shape(3);
+  Tensor4<double> out = xt::zeros<double>({std::size_t(1), H, seq, hd});
+  for (std::size_t h = 0; h < H; ++h)
     for (std::size_t i = 0; i < seq; ++i)
       for (std::size_t t = 0; t < hd; ++t) out(0, h, i, t) = x.flat(i * hd + h * hd + t);
   return out;
 }
 HeadsOutput<double> rows_head_wide(const backends::Backend& b, const Rows& q, const Rows& k, const Rows& v, const HeadsConfig& c) {
-  check_heads_config(c, shapes_of(q, k, v));
-  const std::size_t H = c.num_heads;
-  const auto r = b.attention(split_rows_head_wide(q, H), split_rows_head_wide(k, H), split_rows_head_wide(v, H), heads_options<double>(c));
-  return {merge_heads_2d<double>(r.output), xt::view(r.weights, 0)};
+  return heads_forward<double>(
+      [&](const Tensor4<double>& q4, const Tensor4<double>& k4, const Tensor4<double>& v4, const AttentionOptions<double>& o) {
+        return b.attention(split_rows_head_wide(q4), split_rows_head_wide(k4), split_rows_head_wide(v4), o);
+      },
+      q, k, v, c);
 }
 
 CheckFn with(ModuleFn module) {
