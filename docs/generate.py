@@ -223,7 +223,10 @@ STATUS_WORD = {"passed": "verified", "failed": "fails", "vacuous": "vacuous chec
                "untested": "untested", "error": "error", "missing": "not in the audit"}
 
 
-def verdict(status: str, short: bool = False) -> str:
+def verdict(status: str, short: bool = False, refutes: str = "") -> str:
+    """A claim's verdict; a passed claim that refutes the lesson's sentence says so."""
+    if status == "passed" and refutes:
+        return f'<span class="vl-verdict vl-refuted">✓ {"refuted" if short else "the lesson refuted"}</span>'
     ok = status == "passed"
     word = ("pass" if short else "verified") if ok else (status if short else STATUS_WORD.get(status, status))
     return f'<span class="vl-verdict vl-{"pass" if ok else "fail"}">{"✓" if ok else "✗"} {esc(word)}</span>'
@@ -397,6 +400,8 @@ class LessonPage:
         controls = [ctl for c in claims for ch in c.get("checks", []) for ctl in ch.get("controls", [])]
         return {
             "claims": (sum(c["status"] == "passed" for c in claims), len(claims)),
+            # of those that hold, the ones that show a sentence of the lesson wrong
+            "refuted": sum(c["status"] == "passed" and bool(c.get("refutes")) for c in claims),
             # judged in float32, bfloat16, float16: (passed, judged, not applicable)
             "precisions": (sum(c["status"] == "passed" for xs in self.in_precisions.values() for c in xs),
                            sum(c["status"] != "not applicable" for xs in self.in_precisions.values() for c in xs),
@@ -408,6 +413,9 @@ class LessonPage:
             "timings": (sum(bool(v.get("passed")) for li in listings for v in li.get("lines", []) if is_timing(v.get("rule"))),
                         sum(1 for li in listings for v in li.get("lines", []) if is_timing(v.get("rule")))),
         }
+
+    def first_refuted_anchor(self) -> str:
+        return next((claim_anchor(c["id"]) for c in self.claims.values() if c.get("refutes")), "")
 
     def failures(self):
         """Human-readable list of what fails, for the red banner."""
@@ -437,8 +445,10 @@ class LessonPage:
         if st == "passed":
             return htmlonly(
                 f'<div class="vl-banner vl-banner-pass"><span class="vl-banner-mark">✓</span> '
-                f'<b>Verified by this build.</b> {c["claims"][0]}/{c["claims"][1]} claims hold, '
-                f'{c["controls"][0]}/{c["controls"][1]} negative controls rejected, '
+                f'<b>Verified by this build.</b> {c["claims"][0]}/{c["claims"][1]} claims hold'
+                + (f' ({c["refuted"]} of them <a href="#{self.first_refuted_anchor()}">refute a sentence of the lesson</a>)'
+                   if c["refuted"] else "")
+                + f', {c["controls"][0]}/{c["controls"][1]} negative controls rejected, '
                 f'{c["lines"][0]}/{c["lines"][1]} documented lines reproduced'
                 + (f', {c["timings"][0]}/{c["timings"][1]} timing lines in the documented form (their values are '
                    f'this machine\'s)' if c["timings"][1] else "")
@@ -502,10 +512,16 @@ class LessonPage:
                     f'<ul class="vl-control-list">{items}</ul></details>')
         rows += self.precision_rows(cid, compare)
         ok = status == "passed" and all(x["status"] in ("passed", "not applicable") for x in self.in_precisions.get(cid, []))
+        # A claim that refutes a sentence of the lesson: the sentence first, then what is true.
+        refutes = (c or {}).get("refutes") or block.get("refutes") or ""
+        said = (f'<div class="vl-lesson-says"><span class="vl-label">The lesson says</span> {esc(refutes)}</div>'
+                f'<div class="vl-label vl-instead">What is true, measured</div>') if refutes else ""
         return htmlonly(
-            f'<div class="vl-card vl-claim {"" if ok else "vl-card-fail"}" id="{claim_anchor(cid)}">'
-            f'<div class="vl-card-head"><span class="vl-card-kind">Claim</span> <code class="vl-id">{esc(cid)}</code>'
-            f' <span class="vl-badge">{esc(kind)}</span> {verdict(status)}</div>'
+            f'<div class="vl-card vl-claim {"" if ok else "vl-card-fail"}{" vl-card-refutes" if refutes else ""}" id="{claim_anchor(cid)}">'
+            f'<div class="vl-card-head"><span class="vl-card-kind">{"Refutes the lesson" if refutes else "Claim"}</span> '
+            f'<code class="vl-id">{esc(cid)}</code>'
+            f' <span class="vl-badge">{esc(kind)}</span> {verdict(status, refutes=refutes)}</div>'
+            + said +
             f'<div class="vl-statement">{typeset_text(statement)}</div>'
             + "".join(rows)
             + f'<div class="vl-source"><span class="vl-label">Source</span> {esc(src)}</div></div>')
@@ -686,7 +702,7 @@ class LessonPage:
         if not self.claims:
             return ""
         items = "".join(
-            f'<li>{verdict(c["status"], True)} <a href="#{claim_anchor(c["id"])}"><code>{esc(c["id"])}</code></a> '
+            f'<li>{verdict(c["status"], True, c.get("refutes", ""))} <a href="#{claim_anchor(c["id"])}"><code>{esc(c["id"])}</code></a> '
             f'{typeset_text(first_sentence(c["statement"]))}</li>' for c in self.claims.values())
         return htmlonly(f'<div class="vl-claims-list"><span class="vl-label">What this lesson claims, and this build '
                         f'checked</span><ul>{items}</ul></div>')

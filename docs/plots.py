@@ -145,6 +145,8 @@ def cost_against_n(ctx: Context):
                 continue
             _, ns, series, formulas = parsed
             ns = [int(n) for n in ns]
+            # What is counted: work (multiply-adds, the default) or memory (series named "bytes …").
+            memory = all(name.startswith("bytes") for name in series)
             fig, ax = plt.subplots(figsize=(7.6, 3.8))
             colours = [BLUE, RED, GREEN, "#8e6bb8"]
             slopes, dashed, grey = {}, False, False
@@ -155,7 +157,7 @@ def cost_against_n(ctx: Context):
                 # (linear-family names its series "multiply-adds, <rule>": the axis already says so)
                 shown = name.removeprefix("multiply-adds, ")
                 ax.loglog(ns, counts, "o-", color=c, lw=2, ms=5,
-                          label=f"{shown} form, counted (slope {slope:.2f})")
+                          label=f"{shown}{'' if memory else ' form'}, counted (slope {slope:.2f})")
                 if name in formulas and len(formulas[name][1]) == len(ns):
                     ax.loglog(ns, formulas[name][1], "--", color=c, lw=1, alpha=0.7,
                               label=f"{formulas[name][0]}")
@@ -169,11 +171,11 @@ def cost_against_n(ctx: Context):
                               label=f"negative control: {ctl['name']}")
                     grey = True
             ax.set_xlabel("sequence length n")
-            ax.set_ylabel("multiply-adds")
+            ax.set_ylabel("bytes" if memory else "multiply-adds")
             ax.set_xscale("log", base=2)
             ax.set_xticks(ns, [str(n) for n in ns])
             ax.minorticks_off()
-            ax.set_title("Work against sequence length, counted in this build")
+            ax.set_title(f"{'Memory' if memory else 'Work'} against sequence length, counted in this build")
             ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8.5)
             # The caption says what is drawn: which slopes, and dashed and grey only where there are.
             if "chunked" in slopes and "parallel" in slopes:
@@ -194,7 +196,7 @@ def cost_against_n(ctx: Context):
             if grey:
                 what += " Grey: the broken variant the check rejects."
             figs.append(ctx.save(fig, f"cost-{claim['id'].split('.')[-1]}",
-                                 f"Multiply-adds counted by this build for {claim['id']}, log-log: {what}",
+                                 f"{'Bytes' if memory else 'Multiply-adds'} counted by this build for {claim['id']}, log-log: {what}",
                                  ("claim", claim["id"])))
             break
     return figs

@@ -10,7 +10,11 @@
 #include "backends/registry.hpp"
 #include "core/errors.hpp"
 #include "engine/audit.hpp"
+#include "engine/report.hpp"
+#include "lessons/attention/attention.hpp"
 #include "lessons/linear_rnn/linear_rnn.hpp"
+
+#include <sstream>
 
 // This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_audit_engine).
 BOOST_AUTO_TEST_SUITE(test_audit_engine)
@@ -162,6 +166,37 @@ BOOST_AUTO_TEST_CASE(a_listing_printing_a_wrong_digit_fails) {
   BOOST_TEST((l.status == vl::Status::failed));
   BOOST_TEST(!l.lines.at(2).passed);
   BOOST_TEST(l.lines.at(2).documented == "output O_par: (6, 5)");
+}
+
+// A claim with `refutes:` (specs/README.md, "Refuted statements"): when its check demonstrates
+// what is true, the reports call it refuted, a pass of the suite with the lesson's sentence
+// beside it; when the demonstration fails (here: the check replaced by its own control, the
+// world in which the lesson's sentence holds), it fails like any claim and nothing is refuted.
+BOOST_AUTO_TEST_CASE(a_refuting_claim_is_refuted_only_when_its_check_passes) {
+  const std::string id = "attention.seed-invariants-constant";
+  auto text_of = [](const vl::AuditReport& r) {
+    std::ostringstream out;
+    vl::print_report(out, r, false);
+    return out.str();
+  };
+  const auto shown = audit(vl::lessons::attention::lesson(), {id});
+  BOOST_TEST(shown.ok());
+  BOOST_TEST(shown.refuted() == 1);
+  BOOST_TEST(report_json(shown)["refuted"] == 1);
+  BOOST_TEST(!report_json(shown)["lessons"][0]["claims"][0]["refutes"].get<std::string>().empty());
+  const std::string text = text_of(shown);
+  BOOST_TEST(text.find("REFUTED claim " + id) != std::string::npos, text);
+  BOOST_TEST(text.find("the lesson says seed 002, invariants attention_constraint_0") != std::string::npos, text);
+
+  vl::Lesson lesson = vl::lessons::attention::lesson();
+  for (auto& c : lesson.checks)
+    if (c.claim_id == id) c.run = c.controls.at(0).run;
+  const auto failed = audit(lesson, {id});
+  BOOST_TEST(!failed.ok());
+  BOOST_TEST(failed.refuted() == 0);
+  const std::string failed_text = text_of(failed);
+  BOOST_TEST(failed_text.find("FAIL    claim " + id) != std::string::npos, failed_text);
+  BOOST_TEST(failed_text.find("REFUTED") == std::string::npos, failed_text);
 }
 
 BOOST_AUTO_TEST_CASE(unknown_selection_is_refused) {

@@ -80,6 +80,7 @@ BOOST_AUTO_TEST_CASE(parses_a_good_spec) {
   BOOST_TEST(spec.sources.size() == 1u);
   BOOST_REQUIRE(spec.claims.size() == 1u);
   BOOST_TEST(spec.claims[0].statement == "Two things agree, on two lines.");
+  BOOST_TEST(spec.claims[0].refutes.empty());  // a claim that states what the lesson says
   BOOST_TEST(*spec.claims[0].tolerance == 1e-12);
   BOOST_TEST((spec.claims[0].compare == vl::Comparison::at_most));
   BOOST_TEST(spec.claims[0].where.line == 11);
@@ -92,6 +93,14 @@ BOOST_AUTO_TEST_CASE(parses_a_good_spec) {
   BOOST_TEST(out->golden == "demo/main.txt");
   BOOST_REQUIRE(out->rules.size() == 1u);
   BOOST_TEST(out->rules[0].reason == "a round-off residue");
+}
+
+// `refutes:` quotes the lesson's sentence the claim shows wrong (specs/README.md).
+BOOST_AUTO_TEST_CASE(parses_what_a_claim_refutes) {
+  std::string text = kGood;
+  text.replace(text.find("source: here"), 12, "source: here\nrefutes: the demo: \"it never fails\"");
+  const auto spec = vl::parse_spec(write_spec(text));
+  BOOST_TEST(spec.claims.at(0).refutes == "the demo: \"it never fails\"");
 }
 
 BOOST_AUTO_TEST_CASE(refuses_bad_front_matter) {

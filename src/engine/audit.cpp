@@ -59,6 +59,13 @@ int AuditReport::failed() const {
   return n;
 }
 
+int AuditReport::refuted() const {
+  int n = 0;
+  for (const auto& l : lessons)
+    for (const auto& c : l.claims) n += c.status == Status::passed && !c.claim.refutes.empty();
+  return n;
+}
+
 int AuditReport::not_applicable() const {
   int n = 0;
   for (const auto& l : lessons) {

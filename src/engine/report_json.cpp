@@ -35,6 +35,7 @@ nlohmann::json claim_json(const ClaimResult& c) {
                       {"kind", to_string(c.claim.kind)},
                       {"statement", c.claim.statement},
                       {"source", c.claim.source},
+                      {"refutes", c.claim.refutes},
                       {"tolerance", c.claim.tolerance_text},
                       {"compare", c.claim.compare ? nlohmann::json(to_string(*c.claim.compare)) : nlohmann::json()},
                       {"subject", to_string(c.claim.subject)},
@@ -106,6 +107,7 @@ nlohmann::json report_json(const AuditReport& report) {
   j["root"] = report.root.string();
   j["passed"] = report.passed();
   j["failed"] = report.failed();
+  j["refuted"] = report.refuted();
   j["not_applicable"] = report.not_applicable();
   j["problems"] = report.problems;
   j["lessons"] = nlohmann::json::array();

@@ -38,7 +38,10 @@ void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
       with_control += n_controls > 0;
       controls += n_controls;
       rejected += n_rejected;
-      const std::string tag = c.status == Status::passed           ? "PASS"
+      // A claim that refutes a sentence of the lesson passes as the suite's demonstration; its
+      // tag says what it found about the lesson.
+      const std::string tag = c.status == Status::passed && !c.claim.refutes.empty() ? "REFUTED"
+                              : c.status == Status::passed ? "PASS"
                               : c.status == Status::vacuous        ? "VACUOUS"
                               : c.status == Status::not_applicable ? "N/A"
                               : c.status == Status::error          ? "ERROR"
@@ -51,6 +54,8 @@ void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
       fmt::print(out, "  {:<7} claim {:<40} measured {:>9}  tolerance {:<9} {}\n", tag, c.label(), measured(c),
                  c.claim.stated_bound(), controls_text);
       if (c.status != Status::passed) fmt::print(out, "          {}: {}\n", to_string(c.status), c.why);
+      if (c.status == Status::passed && !c.claim.refutes.empty())
+        fmt::print(out, "          the lesson says {} — measured: {}\n", c.claim.refutes, first_run(c)->measured.detail);
       if (c.status == Status::passed)  // judged by the checks that ran: say which could not
         for (const auto& ch : c.checks)
           if (!ch.not_applicable.empty())
@@ -105,6 +110,8 @@ void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
   if (report.passed() == 0 && report.failed() == 0)
     fmt::print(out, "-- nothing was checked: no claim or listing ran on backend {}\n", report.provenance.backend);
   // A claim not applicable is neither passed nor failed; the closing line counts it apart.
+  if (const int refuted = report.refuted())
+    fmt::print(out, "-- {} of the passes refute a sentence of a lesson: the check shows it wrong (REFUTED above)\n", refuted);
   if (const int na = report.not_applicable())
     fmt::print(out, "{} passed, {} failed, {} not applicable\n", report.passed(), report.failed(), na);
   else

@@ -81,6 +81,12 @@ struct Claim {
   std::string stated_bound() const;
   std::string statement;
   std::string source;
+  /// `refutes:` the lesson's own sentence this claim shows wrong, quoted and glossed in English
+  /// (specs/README.md, "Refuted statements"). Empty for a claim that states what the lesson says.
+  /// Its statement is what is true instead, and its check demonstrates it: when the check passes
+  /// (its controls rejected) the reports call the claim *refuted*, a finding about the lesson,
+  /// never a failure of the suite; when it fails, the demonstration failed, as for any claim.
+  std::string refutes;
   ClaimSubject subject = ClaimSubject::computation;
   bool terms_given = false;        // the block has a 'terms:' line
   std::vector<std::string> terms;  // the terms its check's inputs make count ("none": empty)

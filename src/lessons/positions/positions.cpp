@@ -209,6 +209,34 @@ Measurement encoding_breaks_equivariance(const CheckContext& ctx) {
   return r.require(finite, "an output or weight is NaN or infinite: a difference from it says nothing");
 }
 
+Measurement causal_breaks_equivariance(const CheckContext& ctx) {
+  // A causal layer without positions: query i sees keys 0 … i, so the mask alone tells positions
+  // apart. For every non-identity permutation the permuted sequence's outputs must differ from
+  // the permuted outputs by at least the tolerance (the largest difference over the rows, the
+  // smallest over the permutations). Outputs must be finite, as in encoding_breaks_equivariance.
+  MhaOptions<double> causal;
+  causal.causal = true;
+  double least = kInf;
+  std::string where;
+  std::size_t cases = 0;
+  bool finite = true;
+  for (const Module& m : kModules) {
+    const Drawn in = draw(m);
+    const auto base = backends::multi_head_attention_2d(ctx.backend, in.x, in.x, in.x, in.p, m.h, causal);
+    for (const auto& perm : in.perms) {
+      const Matrix x = permute_rows(in.x, perm);
+      const auto moved = backends::multi_head_attention_2d(ctx.backend, x, x, x, in.p, m.h, causal);
+      finite = finite && all_finite(base.output) && all_finite(moved.output);
+      const double e = max_abs_diff(moved.output, permute_rows(base.output, perm));
+      if (e < least) { least = e; where = fmt::format("n={} d={} h={}", m.n, m.d, m.h); }
+      ++cases;
+    }
+  }
+  Measurement r{least, fmt::format("causal, no positions: smallest max |layer(x[perm]) − layer(x)[perm]| over {} permutations of {} "
+                                   "modules: {:.2e} (at {})", cases, kModules.size(), least, where)};
+  return r.require(finite, "an output is NaN or infinite: a difference from it says nothing");
+}
+
 Measurement shift_is_rotation(const CheckContext& ctx) {
   // PE(pos + k) = R_k(ω_i) PE(pos) for pos < 30, k = 1 … 10 and every complete pair, d = 16
   // (the listing's), 15 (odd), 64 and 512.

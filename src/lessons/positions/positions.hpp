@@ -19,6 +19,7 @@ ListingOutput listing_main(const ListingContext& ctx);
 // The claims' checks: each measures ctx.backend; the engine judges the value against the spec.
 Measurement permutation_equivariant(const CheckContext& ctx);
 Measurement encoding_breaks_equivariance(const CheckContext& ctx);
+Measurement causal_breaks_equivariance(const CheckContext& ctx);  // refutes seed 001's FAQ "No"
 Measurement shift_is_rotation(const CheckContext& ctx);
 Measurement rotation_error_growth(const CheckContext& ctx);
 Measurement unit_pairs(const CheckContext& ctx);

@@ -72,6 +72,16 @@ MhaResult<T, 3> EncoderWithCausalMask::broken(const ops::Tensor3Of<T>& query, co
 }
 VL_MHA_BREAK_PRECISIONS(EncoderWithCausalMask)
 
+template <class T>
+MhaResult<T, 3> DecoderMaskDropped::broken(const ops::Tensor3Of<T>& query, const ops::Tensor3Of<T>& key,
+                                           const ops::Tensor3Of<T>& value, const MhaParameters<T>& p, std::size_t heads,
+                                           const MhaOptions<T>& o) const {
+  MhaOptions<T> open = o;
+  open.causal = false;
+  return base().multi_head_attention(query, key, value, p, heads, open);
+}
+VL_MHA_BREAK_PRECISIONS(DecoderMaskDropped)
+
 // The table controls' two precisions.
 #define VL_TABLE_BREAK_PRECISIONS(Class)                                                                  \
   template ops::MatrixOf<double> Class::table<double>(const std::vector<double>&, std::size_t) const;     \

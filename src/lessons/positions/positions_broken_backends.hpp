@@ -83,6 +83,15 @@ class EncoderWithCausalMask : public MhaBreak<EncoderWithCausalMask> {
                          const MhaParameters<T>& p, std::size_t heads, const MhaOptions<T>& o) const;
 };
 
+/// The decoder's causal mask dropped: every position sees every key, as in an encoder.
+class DecoderMaskDropped : public MhaBreak<DecoderMaskDropped> {
+ public:
+  using MhaBreak::MhaBreak;
+  template <class T>
+  MhaResult<T, 3> broken(const ops::Tensor3Of<T>& query, const ops::Tensor3Of<T>& key, const ops::Tensor3Of<T>& value,
+                         const MhaParameters<T>& p, std::size_t heads, const MhaOptions<T>& o) const;
+};
+
 }  // namespace vl::lessons::positions
 
 #undef VL_TABLE_BREAK

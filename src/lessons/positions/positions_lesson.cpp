@@ -30,6 +30,11 @@ Lesson lesson() {
                                       std::make_shared<PositionsAfterAttention>(plain, "pe-after-the-attention")),
                        broken_backend("every position given PE(0)", std::make_shared<Pe0Everywhere>(plain, "pe-0-everywhere"))}});
 
+  l.checks.push_back({"positions.causal-knows-order", "causal mask, no positions: outputs of x[perm] vs the permuted outputs",
+                      causal_breaks_equivariance,
+                      {broken_backend("the decoder's causal mask dropped (an encoder)",
+                                      std::make_shared<DecoderMaskDropped>(plain, "mha-causal-mask-dropped"))}});
+
   l.checks.push_back({"positions.shift-is-rotation", "R_k PE(pos) vs PE(pos+k), d = 16, 15, 64, 512, k = 1 … 10, pos < 30",
                       shift_is_rotation,
                       {broken_backend("sin and cos swapped within a pair", swapped),
