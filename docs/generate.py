@@ -624,7 +624,10 @@ class LessonPage:
                 d_html = p_html = esc(doc)
             rule = v.get("rule") or "exact"
             why = "; ".join(("number " + n + ": " if n else "") + w for n, _, w in reasons.get(v["line"], []))
-            rule_html = f'<span class="vl-rule-label" title="{esc(rule)}">{esc(rule_label(rule))}</span>'
+            label = rule_label(rule)
+            if rule.startswith("bound derived") and v.get("bound") is not None:  # the bound the listing derived, as judged
+                label = f'below the derived bound {fmt_number(v["bound"])}' + rule[len("bound derived"):]
+            rule_html = f'<span class="vl-rule-label" title="{esc(rule)}">{esc(label)}</span>'
             if why:  # the reason is in the rules list under the table; the cell links to it
                 rule_html += (f' <a class="vl-rule-ref" href="#rules-{esc(lid)}" title="{esc(why)}">why</a>')
             detail = f'<div class="vl-rule-why vl-bad">{esc(v["detail"])}</div>' if v.get("detail") and not v.get("passed") else ""
@@ -881,6 +884,7 @@ def render_index(pages, audit, audit_error: str, spec_error: str = "") -> str:
         '<tr><td>spaces ignored (<code>ws</code>)</td><td>it equals it with runs of spaces counted as one</td></tr>'
         '<tr><td>within ± A, within relative R (<code>abs A</code>, <code>rel R</code>)</td><td>the text around the numbers is exact and each number is within A absolute or R relative</td></tr>'
         '<tr><td>below X (<code>bound X</code>)</td><td>the text is exact and the number is below X</td></tr>'
+        '<tr><td>below the derived bound (<code>bound derived</code>)</td><td>the text is exact and the number, a round-off residue, is below the worst-case bound the listing derives from its own inputs (the derivation is in the spec, above the rule)</td></tr>'
         '<tr><td>timing, form only (<code>machine</code>)</td><td>the text is exact and the number has the documented form (a timing: counted apart from the reproduced lines)</td></tr>'
         '</tbody></table>'))
     parts.append("Where a produced line differs from the documented one, the differing characters are "

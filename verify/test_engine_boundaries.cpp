@@ -14,6 +14,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,28 @@ BOOST_AUTO_TEST_CASE(bound_fails_a_number_of_exactly_X) {
   }
   BOOST_TEST(!passes("residue 3.33e-16", "residue 1e-12", {"line 1: bound 0 — nothing is below 0"}));
   BOOST_TEST(!passes("residue 3.33e-16", "residue 0", {"line 1: bound 0 — nothing is below 0"}));
+}
+
+// bound derived: the same boundary, at the bound the listing derived for the line; a line with
+// none, or with one that is no bound (0, NaN, ∞), fails.
+BOOST_AUTO_TEST_CASE(bound_derived_judges_by_the_listing_bound) {
+  const std::vector<vl::LineRule> rule = {vl::parse_rule("line 1: bound derived — a residue")};
+  BOOST_TEST(rule[0].derived);
+  auto judged = [&](const std::string& produced, const std::map<int, double>& derived) {
+    const auto v = vl::compare_output({"residue 3.33e-16"}, {produced}, rule, derived);
+    return v.at(0);
+  };
+  const double x = 3.7e-14;
+  BOOST_TEST(judged("residue " + num(x * below), {{1, x}}).passed);
+  BOOST_TEST(judged("residue " + num(x * below), {{1, x}}).bound.value_or(0) == x);
+  BOOST_TEST(!judged("residue " + num(x), {{1, x}}).passed);  // below: <
+  BOOST_TEST(!judged("residue " + num(x * above), {{1, x}}).passed);
+  BOOST_TEST(!judged("residue " + num(x * below), {{2, x}}).passed);  // a bound for another line only
+  BOOST_TEST(judged("residue " + num(x * below), {{2, x}}).detail.find("derives no bound for line 1") != std::string::npos);
+  BOOST_TEST(!judged("residue 1e-16", {}).passed);
+  for (const double no_bound : {0.0, std::nan(""), double(INFINITY), -1.0})
+    BOOST_TEST(!judged("residue 1e-16", {{1, no_bound}}).passed, no_bound);
+  BOOST_CHECK_THROW(vl::parse_rule("line 1: bound derived 2 — too many words"), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_CASE(machine_judges_decimals_and_exponent_only) {

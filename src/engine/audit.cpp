@@ -345,7 +345,7 @@ ListingResult run_listing(const ListingSpec& spec, const Listing* code, const Sp
       r.status = Status::failed;
       r.why = fmt::format("the spec's output block ({}) and the golden {} differ", doc->where.str(), golden.string());
     }
-    r.lines = compare_output(documented, out.lines, doc->rules);
+    r.lines = compare_output(documented, out.lines, doc->rules, out.derived_bounds);
     for (const auto& v : r.lines)
       if (!v.passed && r.status == Status::passed) {
         r.status = Status::failed;

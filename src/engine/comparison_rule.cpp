@@ -92,9 +92,10 @@ LineRule parse_rule(const std::string& text) {
     if (rule.kind == RuleKind::ws && rule.number)
       throw std::invalid_argument("rule 'ws' applies to a whole line, not to one number");
   } else if (kind == "bound") {
-    if (words.size() != 2) throw std::invalid_argument("rule 'bound' takes one value: 'bound X'");
+    if (words.size() != 2) throw std::invalid_argument("rule 'bound' takes one value: 'bound X' or 'bound derived'");
     rule.kind = RuleKind::bound;
-    rule.bound = parse_number(words[1], "bound");
+    if (words[1] == "derived") rule.derived = true;
+    else rule.bound = parse_number(words[1], "bound");
   } else if (kind == "abs" || kind == "rel") {
     rule.kind = RuleKind::numeric;
     if (words.size() != 2 && words.size() != 4)
@@ -169,7 +170,8 @@ bool same_form(const std::string& a, const std::string& b) {
 
 std::vector<LineVerdict> compare_output(const std::vector<std::string>& documented,
                                         const std::vector<std::string>& produced,
-                                        const std::vector<LineRule>& rules) {
+                                        const std::vector<LineRule>& rules,
+                                        const std::map<int, double>& derived) {
   std::vector<LineVerdict> verdicts;
   const std::size_t lines = std::max(documented.size(), produced.size());
   for (std::size_t i = 0; i < lines; ++i) {
@@ -248,12 +250,23 @@ std::vector<LineVerdict> compare_output(const std::vector<std::string>& document
                                    k + 1, dn, pn, abs_err, rule->abs_tol, rel_err, rule->rel_tol);
           }
           break;
-        case RuleKind::bound:
-          if (!(std::fabs(pv) < rule->bound)) {
+        case RuleKind::bound: {
+          const auto given = derived.find(v.line);
+          if (rule->derived && given == derived.end()) {
             v.passed = false;
-            v.detail = fmt::format("number {}: produced {} is not below the bound {:g}", k + 1, pn, rule->bound);
+            v.detail = fmt::format("number {}: the listing derives no bound for line {} (rule 'bound derived')", k + 1, v.line);
+            break;
+          }
+          const double bound = rule->derived ? given->second : rule->bound;
+          v.bound = bound;
+          // A derived bound that is not a finite positive number judges nothing: the line fails.
+          if (!(bound > 0) || !std::isfinite(bound) || !(std::fabs(pv) < bound)) {
+            v.passed = false;
+            v.detail = fmt::format("number {}: produced {} is not below the {}bound {:.3g}", k + 1, pn, rule->derived ? "derived " : "",
+                                   bound);
           }
           break;
+        }
         case RuleKind::machine:
           if (!same_form(dn, pn)) {
             v.passed = false;

@@ -11,8 +11,12 @@
 //   bound X               the produced number below X: an error printed as 3.33e-16 is a
 //                         round-off residue whose digits vary by machine; what the lesson claims
 //                         is that it is small
+//   bound derived         the same, below the round-off bound the listing derives for that line
+//                         from its own inputs (ListingOutput::derived_bounds: the error-bound
+//                         formulas of the claims, with u = 2⁻⁵³), written out in the spec
 //   machine               a timing or other machine-dependent number: form only (a number with
 //                         the same decimals / exponent style), shown as such
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,7 +33,8 @@ struct LineRule {
   RuleKind kind = RuleKind::exact;
   double abs_tol = 0;              // numeric
   double rel_tol = 0;              // numeric
-  double bound = 0;                // bound
+  double bound = 0;                // bound X
+  bool derived = false;            // bound derived: the listing's derived bound for the line
   std::string reason;              // why the line is not exact (shown in reports and docs)
   std::string text;                // the rule as written, e.g. "bound 1e-12"
 
@@ -51,12 +56,15 @@ struct LineVerdict {
   std::string detail;         // on a mismatch: what differs (text, or number with abs/rel error)
   std::optional<double> abs_error;
   std::optional<double> rel_error;
+  std::optional<double> bound;  // a bound rule's X, or the derived bound it judged by
 };
 
 /// Compare produced lines with documented lines under the rules. A missing or extra line is a
-/// failed verdict of its own.
+/// failed verdict of its own. `derived` holds the listing's derived bound per line (1-based) for
+/// the rules `bound derived`; such a line with none there fails, saying so.
 std::vector<LineVerdict> compare_output(const std::vector<std::string>& documented,
                                         const std::vector<std::string>& produced,
-                                        const std::vector<LineRule>& rules);
+                                        const std::vector<LineRule>& rules,
+                                        const std::map<int, double>& derived = {});
 
 }  // namespace vl

@@ -105,6 +105,10 @@ struct ClaimCheck {
 struct ListingOutput {
   std::vector<std::string> lines;
   std::map<std::string, xt::xarray<double>> arrays;
+  /// For a line that prints a round-off residue (rule `bound derived`): the bound on it derived
+  /// from the listing's own inputs, by line (1-based). Computed from the inputs alone, never from
+  /// what the judged implementation returned.
+  std::map<int, double> derived_bounds{};
 };
 
 /// What a listing runs with: where the audited root keeps its goldens (some listings print

@@ -71,6 +71,7 @@ nlohmann::json listing_json(const ListingResult& l) {
                          {"rule", v.rule}, {"passed", v.passed}, {"detail", v.detail}};
     if (v.abs_error) vj["abs_error"] = number(*v.abs_error);
     if (v.rel_error) vj["rel_error"] = number(*v.rel_error);
+    if (v.bound) vj["bound"] = number(*v.bound);
     j["lines"].push_back(vj);
   }
   for (const auto& a : l.arrays)

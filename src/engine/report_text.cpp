@@ -78,7 +78,8 @@ void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
       if (l.status != Status::passed) fmt::print(out, "          {}: {}\n", to_string(l.status), l.why);
       for (const auto& v : l.lines) {
         if (v.passed && !verbose) continue;
-        fmt::print(out, "          line {} [{}] {}\n", v.line, v.rule, v.passed ? "ok" : "MISMATCH: " + v.detail);
+        fmt::print(out, "          line {} [{}] {}\n", v.line, v.rule,
+                   !v.passed ? "MISMATCH: " + v.detail : v.bound ? fmt::format("ok, below {:.3g}", *v.bound) : std::string("ok"));
         if (!v.passed) {
           fmt::print(out, "            documented: {}\n", v.documented);
           fmt::print(out, "            produced:   {}\n", v.produced);

@@ -116,7 +116,7 @@ class AuditCli(unittest.TestCase):
         np.save(p, a)
         self.root.reseal(golden)
         r = self.root.audit("attention.lookup")
-        self.assertFailsWith(r, "listing attention.lookup", "not below the bound 1e-12")
+        self.assertFailsWith(r, "listing attention.lookup", "not below the derived bound 3.73e-14")
 
     def test_golden_missing_from_manifest(self):
         shutil.copy(self.root.path("reference_outputs", "linear-rnn", "main.txt"),

@@ -61,6 +61,10 @@ ListingOutput listing_heads(const ListingContext& ctx) {
   out.lines.push_back(fmt::format("differenza massima sui pesi:    {:.2e}", max_abs_diff(r.weights, load_golden(ctx.goldens, "heads.w_torch.npy"))));
   for (std::size_t heads : {1, 4, 16}) out.lines.push_back(fmt::format("{:>2} teste -> parametri: {}", heads, mha_parameter_count(d, heads)));
   out.lines.push_back(fmt::format("formula 4*d*d + 4*d = {}", 4 * d * d + 4 * d));
+  // Lines 1-2's residues: ours and torch's module each within the module's float64 bound of the exact.
+  const xt::xtensor<double, 3> x3 = xt::reshape_view(in.x, std::array<std::size_t, 3>{1, 6, d});
+  const MhaErrorBound bound = mha_error_bound(x3, x3, x3, in.p, h, {}, unit_roundoff(Precision::float64));
+  out.derived_bounds = {{1, 2 * bound.output}, {2, 2 * bound.weights}};
   out.arrays["in_proj_weight"] = in.p.in_proj_weight;
   out.arrays["in_proj_bias"] = in.p.in_proj_bias;
   out.arrays["out_proj_weight"] = in.p.out_proj_weight;

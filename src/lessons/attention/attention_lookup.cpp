@@ -20,6 +20,7 @@
 #include "lessons/attention_error_bound.hpp"
 #include "numeric/compare.hpp"
 #include "numeric/numpy_format.hpp"
+#include "numeric/precision.hpp"
 
 namespace vl::lessons::attention {
 
@@ -52,6 +53,8 @@ ListingOutput listing_lookup(const ListingContext& ctx) {
                                   numpy::format_array(row_sums)));
   out.lines.push_back(fmt::format("differenza massima con torch: {:.2e}", max_abs_diff(r.output, ref)));
   out.lines.push_back(fmt::format("pesi della prima riga: {}", numpy::format_array(first_row)));
+  // Line 2's residue: ours and torch's outputs each within attention's float64 bound of the exact.
+  out.derived_bounds[2] = 2 * attention_error_bound(as4(Q), as4(K), as4(V), o, unit_roundoff(Precision::float64));
   out.arrays["O"] = r.output;
   out.arrays["W"] = r.weights;
   return out;

@@ -11,6 +11,8 @@
 
 #include "kernels/reference/decoder_layer.hpp"
 #include "kernels/reference/encoder_layer.hpp"
+#include "lessons/encoder_decoder/layer_error_bound.hpp"
+#include "numeric/precision.hpp"
 #include "numeric/compare.hpp"
 #include "numeric/torch_transformer_init.hpp"
 
@@ -50,6 +52,16 @@ ListingOutput listing_main(const ListingContext& ctx) {
                                   "differenza massima = {:.1e}", n_layers, max_abs_diff(golden(ctx.goldens, "main.memory.npy"), memory0)));
   out.lines.push_back(fmt::format("decoder, {} strati: nn.TransformerDecoder contro LayerNorm(x + Sottostrato(x)) per esteso, "
                                   "differenza massima = {:.1e}", n_layers, max_abs_diff(golden(ctx.goldens, "main.out.npy"), out0)));
+  // Lines 1-2's residues: ours and torch's stacks each within the stack's float64 bound of the
+  // exact one, the layer bound (layer_error_bound.hpp) carried through the layers in turn.
+  {
+    const double u = unit_roundoff(Precision::float64);
+    Bounded enc{m.src, 0};
+    for (const auto& p : m.encoder) enc = encoder_layer_bound(enc, p, h, o, {}, u);
+    Bounded dec{m.tgt, 0};
+    for (const auto& p : m.decoder) dec = decoder_layer_bound(dec, enc, p, h, o, causal, {}, u);
+    out.derived_bounds = {{1, 2 * enc.e}, {2, 2 * dec.e}};
+  }
   const std::size_t attn = 4 * d * d + 4 * d, ffn = 2 * d * d_ff + d_ff + d, ln = 2 * d;
   out.lines.push_back(fmt::format("parametri per strato: encoder {} = {} + {} + 2*{}, decoder {} = 2*{} + {} + 3*{}",
                                   torch_rng::parameter_count(m.encoder[0]), attn, ffn, ln, torch_rng::parameter_count(m.decoder[0]), attn,

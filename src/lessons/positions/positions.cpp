@@ -36,6 +36,15 @@ constexpr double kEps = 0x1p-53;  // unit round-off of float64
 
 // ω_i as the lesson writes it: 1 / 10000 ** (2 * i / d).
 double omega(std::size_t i, std::size_t d) { return 1.0 / std::pow(10000.0, double(2 * i) / double(d)); }
+
+// The round-off bound on |R_k PE(pos) − PE(pos + k)| with everything computed in a precision of
+// unit round-off u (specs/positions.md, above positions.shift-is-rotation): an angle p·ω_i is
+// within 23.4u·p and its sin or cos within (23.4·p + 4)u, so PE(pos) errs by √2·(23.4·pos + 4)u
+// (a rotation keeps it), PE(pos + k) by (23.4·(pos + k) + 4)u, R_k's entries by (23.4·k + 4)u
+// (acting on a unit pair: √2 times that) and R_k·PE's two-term sums by γ₂·√2 ≈ 2√2·u.
+double rotation_residue_bound(double pos, double k, double u) {
+  return (std::sqrt(2.0) * (23.4 * pos + 4) + (23.4 * (pos + k) + 4) + std::sqrt(2.0) * (23.4 * k + 4) + 2 * std::sqrt(2.0)) * u;
+}
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -81,6 +90,12 @@ ListingOutput listing_main(const ListingContext& ctx) {
       worst = std::max({worst, std::fabs(pred0 - big(pos + k, 2 * i)), std::fabs(pred1 - big(pos + k, 2 * i + 1))});
     }
   out.lines.push_back(fmt::format("PE(pos+{}) = R_{} PE(pos): errore massimo su 30 posizioni e {} frequenze = {:.1e}", k, k, d / 2, worst));
+
+  // The round-off bounds of lines 1 and 3, from the inputs (u = 2⁻⁵³): two runs of the module,
+  // each within its bound of the exact layer; the rotation's at the largest pos, 29.
+  const double u = unit_roundoff(Precision::float64);
+  const xt::xtensor<double, 3> x3 = xt::reshape_view(x, std::array<std::size_t, 3>{1, n, d});
+  out.derived_bounds = {{1, 2 * mha_error_bound(x3, x3, x3, mha, h, {}, u).output}, {3, rotation_residue_bound(29, double(k), u)}};
 
   out.arrays["in_proj_weight"] = mha.in_proj_weight;
   out.arrays["out_proj_weight"] = mha.out_proj_weight;
