@@ -760,6 +760,9 @@ class LessonPage:
                 elif b.kind == "claim":
                     parts.append(self.claim_card(b))
                     parts.append(self.figures_after("claim", b.get("id")))
+                    panel = tryit.claim_panel(b.get("id"), self.claims.get(b.get("id")))
+                    if panel:
+                        parts.append(htmlonly(panel))
                 elif b.kind == "listing":
                     parts.append(self.listing_card(b))
                     if not any(x.kind == "output" and x.ref == b.get("id") for x in self.spec.blocks):

@@ -27,7 +27,7 @@
           return '<td class="vl-num" data-value="' + v + '">' + fmt(v, narrow() && n > 6 ? 3 : 4) + "</td>"; }).join("") + "</tr>";
       }).join("");
       var out = panel.querySelector(".vl-try-output");
-      out.innerHTML = st.output ? "output row " + r + " (after the output projection): <code class=\"vl-try-y\" data-values=\"" +
+      out.innerHTML = st.output ? "output row " + r + " (" + (data.output_is || "after the output projection") + "): <code class=\"vl-try-y\" data-values=\"" +
         row(st.output, null, r).join(",") + "\">[" + row(st.output, null, r).map(function (v) { return fmt(v); }).join(", ") + "]</code>" : "";
       panel.setAttribute("data-state", (mask && mask.checked ? "causal" : "unmasked") + " " + h1.value + " " + r);
     }

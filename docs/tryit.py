@@ -10,7 +10,10 @@ be a second thing to verify, and the whole table of states is a few kilobytes.
 A panel is offered for a listing that exported weights (heads, n, n): with a mask toggle when it
 exported both states, under either naming (W_unmasked and W_causal with the outputs Y_unmasked,
 Y_causal: masking.main; weights and weights_causal with output and output_causal:
-attention.heads), without one otherwise (weights and output alone).
+attention.heads), without one otherwise (weights and output alone). And for a claim whose check
+measured on such arrays and reports them as its series (W_unmasked, W_causal, Y_unmasked,
+Y_causal, flattened, with "shape (heads, seq, d_model)"): attention.fixture-try-it, seed 002's own
+"try it" on its fixture, whose panel shows exactly the numbers that claim judged.
 """
 from __future__ import annotations
 
@@ -26,7 +29,8 @@ def _plain(a):
     return {"shape": list(a.shape), "data": [float(x) for x in a.ravel()]}
 
 
-def panel(listing_id: str, arrays: dict) -> str:
+def panel(listing_id: str, arrays: dict, output_is: str = "") -> str:
+    """output_is: what the output row is, when not multi-head attention's (after the output projection)."""
     # (state, weights array, output array) under each naming
     namings = ((("unmasked", "W_unmasked", "Y_unmasked"), ("causal", "W_causal", "Y_causal")),
                (("unmasked", "weights", "output"), ("causal", "weights_causal", "output_causal")))
@@ -48,7 +52,8 @@ def panel(listing_id: str, arrays: dict) -> str:
               if "causal" in states else "")
     head_opts = "".join(f'<option value="{h}">{h}</option>' for h in range(heads))
     row_opts = "".join(f'<option value="{r}">{r}</option>' for r in range(n))
-    data = json.dumps({"listing": listing_id, "states": states}, separators=(",", ":"))
+    data = json.dumps({"listing": listing_id, "states": states, **({"output_is": output_is} if output_is else {})},
+                      separators=(",", ":"))
     what = ("Turn the mask off and on and read row 0; then compare two heads in row 2"
             if "causal" in states else "Pick a row and compare the heads")
     return (
@@ -62,3 +67,23 @@ def panel(listing_id: str, arrays: dict) -> str:
         '<div class="vl-try-output"></div></div>'
         f'<script type="application/json" class="vl-try-data">{data}</script></div>'
         '<script src="tryit.js"></script>')
+
+
+def claim_panel(claim_id: str, claim: dict | None) -> str:
+    """The panel of a claim whose first check that ran reports the arrays it judged as series."""
+    import numpy as np
+    for check in (claim or {}).get("checks", []):
+        series = {x["name"]: x["values"] for x in check.get("series", [])}
+        shape = series.get("shape (heads, seq, d_model)")
+        if not shape or "W_unmasked" not in series:
+            continue
+        heads, seq, width = (int(x) for x in shape)
+        arrays = {}
+        for name in ("W_unmasked", "W_causal"):
+            if name in series:
+                arrays[name] = np.array(series[name], dtype=float).reshape(heads, seq, seq)
+        for name in ("Y_unmasked", "Y_causal"):
+            if name in series:
+                arrays[name] = np.array(series[name], dtype=float).reshape(seq, width)
+        return panel(claim_id, arrays, "the heads side by side: seed 002's module has no projections")
+    return ""

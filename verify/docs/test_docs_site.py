@@ -50,6 +50,51 @@ class DocsSite(SiteHelpers, unittest.TestCase):
         self.check_try_it("attention", "attention.heads",
                           {"unmasked": ("weights", "output"), "causal": ("weights_causal", "output_causal")})
 
+    def test_8_seed_try_it_panel_shows_what_its_claim_judged(self):
+        """Seed 002's "try it" (attention.fixture-try-it): the panel after the claim's card shows the
+        arrays that claim's check judged, read from the audit's JSON, every state and row; the
+        reader's two steps give what the claim states (row 0 [1, 0, 0] with the mask; heads 0 and 1
+        apart in row 2 by at least the claim's tolerance)."""
+        import numpy as np
+        page = self.out / "html" / "lesson_attention.html"
+        if not page.exists():
+            self.skipTest("no attention lesson in this audit")
+        lesson = next(l for l in self.audit()["lessons"] if l["id"] == "attention")
+        claim = next(c for c in lesson["claims"] if c["id"] == "attention.fixture-try-it" and c["precision"] == "float64")
+        self.assertEqual(claim["status"], "passed")
+        series = {x["name"]: x["values"] for x in claim["checks"][0]["series"]}
+        heads, seq, width = (int(x) for x in series["shape (heads, seq, d_model)"])
+        judged = {t: (np.array(series["W_" + t]).reshape(heads, seq, seq), np.array(series["Y_" + t]).reshape(seq, width))
+                  for t in ("unmasked", "causal")}
+        d = self.open_page(page, 1400)
+        states = d.execute_script("""
+            var p = document.getElementById('tryit-attention-fixture-try-it'), out = {};
+            var m = p.querySelector('.vl-try-mask'), h = p.querySelector('.vl-try-headsel'), r = p.querySelector('.vl-try-row');
+            function fire(el) { el.dispatchEvent(new Event('change')); }
+            [false, true].forEach(function (causal) {
+              m.checked = causal; fire(m);
+              Array.from(h.options).forEach(function (ho) {
+                h.value = ho.value; fire(h);
+                Array.from(r.options).forEach(function (ro) {
+                  r.value = ro.value; fire(r);
+                  out[(causal ? 'causal' : 'unmasked') + ' ' + ho.value + ' ' + ro.value] = {
+                    w: Array.from(p.querySelectorAll('tr.vl-try-w0 td')).map(function (c) { return +c.dataset.value; }),
+                    y: p.querySelector('.vl-try-y').dataset.values.split(',').map(Number)};
+                });
+              });
+            });
+            return out;""")
+        self.assertEqual(len(states), 2 * heads * seq)
+        for key, got in states.items():
+            t, h, r = key.split()
+            np.testing.assert_array_equal(np.array(got["w"]), judged[t][0][int(h), int(r)], key)
+            np.testing.assert_array_equal(np.array(got["y"]), judged[t][1][int(r)], key)
+        self.assertEqual(states["causal 0 0"]["w"], [1, 0, 0])
+        self.assertGreaterEqual(min(states["unmasked 0 0"]["w"]), 0.25)
+        for t in ("unmasked", "causal"):
+            gap = np.abs(np.array(states[f"{t} 0 2"]["w"]) - np.array(states[f"{t} 1 2"]["w"])).max()
+            self.assertGreaterEqual(gap, float(claim["tolerance"]), t)
+
     def check_try_it(self, lesson_id, listing_id, names):
         """Click the listing's panel as a reader would: row 0 turns into [1, 0, ...] with the mask;
         every state it offers shows the weights and outputs the audit compared with the goldens
