@@ -154,15 +154,15 @@ class AuditCli(unittest.TestCase):
         # A pristine copy passes, every control rejected (one audit of the whole lesson for both).
         r = self.root.audit("linear-rnn", "--dtype", "float64", "--json", j, "--junit", x)  # the precisions: test_default_precisions
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertRegex(r.stdout, r"\n7 passed, 0 failed\n")  # the last lines name the report files
-        self.assertIn("claims: 6, with a negative control: 6, controls rejected: 13/13", r.stdout)
+        self.assertRegex(r.stdout, r"\n9 passed, 0 failed\n")  # the last lines name the report files
+        self.assertIn("claims: 8, with a negative control: 8, controls rejected: 15/15", r.stdout)
         with open(j) as f:
             report = json.load(f)
         self.assertEqual(report["failed"], 0)
         for key in ("commit", "compiler", "blas", "date", "build"):
             self.assertTrue(report["provenance"][key])
         claims = report["lessons"][0]["claims"]
-        self.assertEqual(len(claims), 6)
+        self.assertEqual(len(claims), 8)
         for c in claims:
             self.assertEqual(c["status"], "passed")
             self.assertTrue(c["tolerance"])
@@ -182,9 +182,9 @@ class AuditCli(unittest.TestCase):
         lines = report["lessons"][0]["listings"][0]["lines"]
         self.assertEqual([l["rule"] for l in lines][:2], ["ws", "exact"])
         suite = ET.parse(x).getroot()
-        self.assertEqual(suite.get("tests"), "7")
+        self.assertEqual(suite.get("tests"), "9")
         self.assertEqual(suite.get("failures"), "0")
-        self.assertEqual(len(suite.findall(".//testcase")), 7)
+        self.assertEqual(len(suite.findall(".//testcase")), 9)
 
     def test_selection_by_claim_and_listing(self):
         r = self.root.audit("linear-rnn.causal", "--dtype", "float64")

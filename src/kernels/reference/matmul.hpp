@@ -19,6 +19,14 @@ inline std::uint64_t& multiply_adds() {
   return count;
 }
 
+/// The multiply-adds `work()` does through matmul/matvec on this thread (the tally reset first).
+template <class Work>
+std::uint64_t count_multiply_adds(const Work& work) {
+  multiply_adds() = 0;
+  work();
+  return multiply_adds();
+}
+
 /// C = A B.   A: (m, k), B: (k, n) → C: (m, n); counts m·n·k multiply-adds.
 template <class T>
 xt::xtensor<T, 2> matmul(const xt::xtensor<T, 2>& A, const xt::xtensor<T, 2>& B);

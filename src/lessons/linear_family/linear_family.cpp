@@ -433,9 +433,9 @@ Measurement chunked_linear_cost(const ChunkFor& chunk_for, const CheckContext& c
     std::vector<std::string> row;
     for (std::size_t r = 0; r < 4; ++r) {
       const UpdateRule rule = kRules[r];
-      multiply_adds() = 0;
-      const FamilyResult<double> out = vl::linear_family<double>(in, {rule, FamilyForm::chunked, chunk_for(n), {}});
-      const std::uint64_t work = multiply_adds();
+      FamilyResult<double> out;
+      const std::uint64_t work =
+          count_multiply_adds([&] { out = vl::linear_family<double>(in, {rule, FamilyForm::chunked, chunk_for(n), {}}); });
       state_fixed = state_fixed && out.state.size() == d * d;
       series[r + 1].values.push_back(double(work));
       const std::string name = to_string(rule);

@@ -156,12 +156,6 @@ Findings over_each_form(const std::vector<Form>& forms, const std::string& where
   return all;
 }
 
-std::uint64_t count_multiply_adds(const std::function<void()>& work) {
-  multiply_adds() = 0;
-  work();
-  return multiply_adds();
-}
-
 }  // namespace
 
 Measurement forms_agree(const CheckContext& ctx) {

@@ -11,6 +11,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "engine/lesson.hpp"
+#include "kernels/reference/linear_attention.hpp"
 
 namespace vl::lessons::linear_rnn {
 
@@ -36,6 +37,19 @@ using StateSizeAfter = std::function<std::size_t(std::size_t n, std::size_t d_k,
 /// φ(Q), φ(K) (n, d_k), V (n, d_v), chunk B → (n, d_v).
 using CountedChunkedForm = std::function<Matrix(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk)>;
 
+/// Our three forms as counted code (linear_rnn_counts.cpp): φ(Q), φ(K) (n, d_k), V (n, d_v) → (n, d_v).
+struct Forms {
+  std::function<Matrix(const Matrix& pq, const Matrix& pk, const Matrix& v)> parallel, recurrent;
+  CountedChunkedForm chunked;
+};
+Forms our_forms();
+
+/// One generation step: produce output t of `in` given the state after tokens 0 … t − 1 (which
+/// the step updates). Ours: recurrent_step; a cache in place of the state: cache_step.
+using NextOutput = std::function<void(const Inputs& in, std::size_t t, LinearAttentionState<double>& state)>;
+void recurrent_step(const Inputs& in, std::size_t t, LinearAttentionState<double>& state);
+void cache_step(const Inputs& in, std::size_t t, LinearAttentionState<double>& state);
+
 // The claims' predicates: each measures, the engine judges the value against the spec. Those taking a CheckContext judge
 // its backend through its linear_* operations; the others judge our own code.
 Measurement forms_agree(const CheckContext& ctx);
@@ -44,6 +58,8 @@ Measurement phi_positive(const FeatureMap& phi);
 Measurement convex_combination(const CheckContext& ctx);
 Measurement causal(const CheckContext& ctx);
 Measurement chunked_cost_linear(const CountedChunkedForm& chunked);
+Measurement cost_counted(const Forms& forms);
+Measurement generation_step_cost(const NextOutput& step);
 
 /// The lesson: listing and checks with their negative controls (linear_rnn_lesson.cpp).
 Lesson lesson();

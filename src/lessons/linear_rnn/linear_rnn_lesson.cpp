@@ -93,6 +93,19 @@ Lesson lesson() {
                       {broken_code("chunked form that builds the full n×n table", [](const CheckContext&) {
                         return chunked_cost_linear(chunked_full_table);
                       })}});
+
+  l.checks.push_back({"linear-rnn.cost-counted", "multiply-adds of the three forms against their formulas, 5 shapes",
+                      [](const CheckContext&) { return cost_counted(our_forms()); },
+                      {broken_code("chunked form that builds the full n×n table", [](const CheckContext&) {
+                        Forms f = our_forms();
+                        f.chunked = chunked_full_table;
+                        return cost_counted(f);
+                      })}});
+
+  l.checks.push_back({"linear-rnn.generation-step-cost", "multiply-adds of each of 1024 generation steps",
+                      [](const CheckContext&) { return generation_step_cost(recurrent_step); },
+                      {broken_code("a cache of every key and value in place of the state",
+                                   [](const CheckContext&) { return generation_step_cost(cache_step); })}});
   return l;
 }
 
