@@ -183,7 +183,7 @@ def cost_against_n(ctx: Context):
             elif all(round(v) == 1 for v in slopes.values()):
                 what = "every line has slope 1 (linear in n)."
             else:
-                what = "; ".join(f"{k}: slope {v:.2f}" for k, v in slopes.items()) + "."
+                what = "; ".join(f"{k.removeprefix('multiply-adds, ')}: slope {v:.2f}" for k, v in slopes.items()) + "."
             names = list(series)
             hidden = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
                       if series[a] == series[b] and all(series[a] != series[c] for c in names[:i])]

@@ -10,6 +10,7 @@
 //   attention_gradient.cpp  backward-fd, backward-matches-torch, fixture-gradient, dropout-inference, fixture-causal
 //   attention_cost.cpp      listing 6; score-cells
 //   attention_fused.cpp     fused-matches-plain, fused-float32, fused-workspace, linear-fast-matches
+//   attention_table1.cpp    Table 1's costs counted: table1-costs
 //   attention_try_it.cpp    seed 002's try it: fixture-try-it (its arrays feed the docs' panel)
 //   attention_refuted.cpp   what the seeds get wrong: module-stores-weights, seed-invariants-constant, timings-vary
 //   attention_lesson.cpp    the registration table
@@ -33,6 +34,7 @@ std::vector<ClaimCheck> module_checks();   // seed 002's module: its values agai
 std::vector<ClaimCheck> gradient_checks();
 std::vector<ClaimCheck> cost_checks();
 std::vector<ClaimCheck> fused_checks();
+std::vector<ClaimCheck> table1_checks();
 std::vector<ClaimCheck> try_it_checks();
 std::vector<ClaimCheck> refuted_checks();  // the seeds' sentences shown wrong (spec: refutes:)
 

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 #include <xtensor/xview.hpp>
 
+#include "backends/registry.hpp"
 #include "lessons/attention/attention.hpp"
 #include "lessons/attention/attention_common.hpp"
 #include "numeric/compare.hpp"
