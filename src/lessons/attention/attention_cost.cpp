@@ -3,6 +3,7 @@
 // weights hold n² cells; with the broken backend it must reject.
 #include <algorithm>
 #include <chrono>
+#include <functional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -83,12 +84,42 @@ class WindowedScores : public backends::Decorator {
   }
 };
 
+// The bytes of scores a training forward keeps at listing 6's largest n: one head's score matrix
+// as listing 6's step forms it (attention_materialized, n = 4096, d = 64), its cells times their
+// size, times 8 heads and 6 layers (the base model's, Vaswani et al. 2017, Table 3). Measured:
+// those bytes in GiB. `Materialized` is the step: ours in float32, or a control's.
+using Materialized = std::function<std::size_t(const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&)>;
+
+Measurement training_scores(const Materialized& bytes_of_scores) {
+  numpy::Generator rng(0);
+  const std::size_t n = 4096, d = 64, heads = 8, layers = 6;
+  const xt::xtensor<float, 2> q = xt::cast<float>(rng.standard_normal(n, d)), k = xt::cast<float>(rng.standard_normal(n, d)),
+                              v = xt::cast<float>(rng.standard_normal(n, d));
+  const std::size_t one_head = bytes_of_scores(q, k, v);
+  const double gib = double(one_head) * double(heads * layers) / double(1ull << 30);
+  return {gib, fmt::format("one head's scores at n = {}: {} bytes ({:.0f} MiB); × {} heads × {} layers = {:.4g} GiB per example", n,
+                           one_head, double(one_head) / double(1 << 20), heads, layers, gib)};
+}
+
+std::size_t float32_scores(const xt::xtensor<float, 2>& q, const xt::xtensor<float, 2>& k, const xt::xtensor<float, 2>& v) {
+  return vl::attention_materialized<float>(q, k, v).weights.size() * sizeof(float);
+}
+
+// Broken: the scores kept in float64 (the same cells, twice the bytes).
+std::size_t float64_scores(const xt::xtensor<float, 2>& q, const xt::xtensor<float, 2>& k, const xt::xtensor<float, 2>& v) {
+  return vl::attention_materialized<double>(xt::cast<double>(q), xt::cast<double>(k), xt::cast<double>(v)).weights.size() *
+         sizeof(double);
+}
+
 }  // namespace
 
 std::vector<ClaimCheck> cost_checks() {
   return {
       {"attention.score-cells", "weights of float32 attention at n = 512 … 4096, d = 64", score_cells,
        {broken_backend("keys cut to a window of 256", std::make_shared<WindowedScores>())}},
+      {"attention.training-scores", "listing 6's score matrix at n = 4096, × 8 heads × 6 layers",
+       [](const CheckContext&) { return training_scores(float32_scores); },
+       {broken_code("the scores kept in float64", [](const CheckContext&) { return training_scores(float64_scores); })}},
   };
 }
 
