@@ -1,18 +1,21 @@
 """Numeric goldens of lesson attention, computed by PyTorch and NumPy (independent references).
 
-  lookup.*   listing 1 (seed article 001): Q, K, V from default_rng(0); softmax(QKᵀ/√d_k)V written
-             in torch (torch 1.13 has no F.scaled_dot_product_attention; the formula is the
-             function's documented reference implementation), output and weights.
+  lookup.*   listing 1 (seed article 001): Q, K, V from default_rng(0); output and weights by
+             torch 1.13's own fused entry point, torch.nn.functional._scaled_dot_product_attention
+             (the function the lesson calls, under its 1.13 name; need_attn_weights=True), checked
+             here against softmax(QKᵀ/√d_k)V written in torch ops to within 1e-12.
   scale.*    listing 2: the five rows of the √d_k table, in full precision, computed by NumPy as
              the lesson computes them (default_rng(1), 4000 trials, 16 keys).
   heads.*    listing 3: nn.MultiheadAttention(16, 4, dtype=float64) after torch.manual_seed(0):
              its parameters and the input x (to cross-check our bit-exact torch streams), its
              output and per-head weights.
   sdpa_*     claim attention.matches-torch: batched heads with a boolean mask, a causal case,
-             and scores around 1e3; inputs from default_rng(seed), outputs and weights by torch.
+             and scores around 1e3; inputs from default_rng(seed), outputs and weights by torch's
+             _scaled_dot_product_attention (bool attn_mask, is_causal), checked as lookup's.
   sdpa_gqa.* claim attention.matches-torch, the case where every option counts: grouped-query
              heads (4 over 2), scale 0.3, softcap 5, an additive float mask, a bottom-right causal
-             mask with Sq = 4 < Sk = 6; written in torch ops (repeat_interleave for the groups).
+             mask with Sq = 4 < Sk = 6; written in torch ops (repeat_interleave for the groups):
+             torch 1.13's _scaled_dot_product_attention takes no scale, softcap or float mask.
   grad_*     claim attention.backward: dQ, dK, dV by torch autograd (causal, two heads).
 
 Run: /usr/bin/python3 reference_outputs/generators/attention_goldens.py
@@ -35,17 +38,32 @@ def save(name, value, seed, note, libs):
     manifest.record(rel, GEN, libs, seed=seed, note=note)
 
 
-def torch_sdpa(q, k, v, allowed=None, causal=False):
-    """softmax(Q Kᵀ/√d + M) V in torch float64; `allowed` True = may attend."""
-    q, k, v = (torch.from_numpy(np.asarray(a, dtype=np.float64)) for a in (q, k, v))
+def torch_formula(q, k, v, allowed=None, causal=False):
+    """softmax(Q Kᵀ/√d + M) V written in torch ops, float64; `allowed` True = may attend."""
     scores = q @ k.transpose(-1, -2) / np.sqrt(q.shape[-1])
     if causal:
         n, m = scores.shape[-2], scores.shape[-1]
         scores = scores.masked_fill(torch.triu(torch.ones(n, m, dtype=torch.bool), diagonal=1), float("-inf"))
     if allowed is not None:
-        scores = scores.masked_fill(~torch.from_numpy(allowed), float("-inf"))
+        scores = scores.masked_fill(~allowed, float("-inf"))
     w = torch.softmax(scores, dim=-1)
-    return (w @ v).numpy(), w.numpy()
+    return w @ v, w
+
+
+def torch_sdpa(q, k, v, allowed=None, causal=False):
+    """torch 1.13's torch.nn.functional._scaled_dot_product_attention in float64 (output, weights),
+    after checking it against the formula in torch ops; `allowed` True = may attend."""
+    q, k, v = (torch.from_numpy(np.asarray(a, dtype=np.float64)) for a in (q, k, v))
+    mask = None if allowed is None else torch.from_numpy(allowed)
+    batched = q.dim() > 2  # the function wants a batch dimension
+    args = (q, k, v) if batched else (q[None], k[None], v[None])
+    out, w = torch.nn.functional._scaled_dot_product_attention(*args, attn_mask=mask, need_attn_weights=True, is_causal=causal)
+    if not batched:
+        out, w = out[0], w[0]
+    ref_out, ref_w = torch_formula(q, k, v, mask, causal)
+    # Within the claims' float64 tolerance (the case with scores around 1e3 differs most: 1e3·u per score)
+    assert (out - ref_out).abs().max() < 1e-12 and (w - ref_w).abs().max() < 1e-12, "SDPA and the formula disagree"
+    return out.numpy(), w.numpy()
 
 
 def lookup(libs):
@@ -53,8 +71,8 @@ def lookup(libs):
     n, d_k, d_v = 5, 8, 4
     q, k, v = rng.standard_normal((n, d_k)), rng.standard_normal((n, d_k)), rng.standard_normal((n, d_v))
     out, w = torch_sdpa(q, k, v)
-    save("lookup.out_torch", out, 0, "listing 1: softmax(QKᵀ/√d_k)V by torch (float64), Q,K,V from default_rng(0)", libs)
-    save("lookup.w_torch", w, 0, "listing 1: the attention weights by torch (float64)", libs)
+    save("lookup.out_torch", out, 0, "listing 1: torch.nn.functional._scaled_dot_product_attention (float64), Q,K,V from default_rng(0)", libs)
+    save("lookup.w_torch", w, 0, "listing 1: the attention weights by torch's _scaled_dot_product_attention (float64)", libs)
 
 
 def scale_table(libs):
@@ -121,8 +139,8 @@ def sdpa_cases(libs):
         if kind == "large":  # scores q.k/4 with std 32*32*4/4 = 1024: exp overflows without the max
             q, k = 32.0 * q, 32.0 * k
         out, w = torch_sdpa(q, k, v, allowed=allowed, causal=kind == "causal")
-        save(f"{name}.out", out, seed, f"claim attention.matches-torch, case {kind}: output by torch (float64)", libs)
-        save(f"{name}.w", w, seed, f"claim attention.matches-torch, case {kind}: weights by torch (float64)", libs)
+        save(f"{name}.out", out, seed, f"claim attention.matches-torch, case {kind}: output by torch's _scaled_dot_product_attention (float64)", libs)
+        save(f"{name}.w", w, seed, f"claim attention.matches-torch, case {kind}: weights by torch's _scaled_dot_product_attention (float64)", libs)
 
 
 def sdpa_gqa(libs):
