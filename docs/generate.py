@@ -415,7 +415,7 @@ class LessonPage:
         }
 
     def first_refuted_anchor(self) -> str:
-        return next((claim_anchor(c["id"]) for c in self.claims.values() if c.get("refutes")), "")
+        return next((claim_anchor(c["id"]) for c in self.claims.values() if c.get("refutes") and c["status"] == "passed"), "")
 
     def failures(self):
         """Human-readable list of what fails, for the red banner."""
@@ -512,8 +512,9 @@ class LessonPage:
                     f'<ul class="vl-control-list">{items}</ul></details>')
         rows += self.precision_rows(cid, compare)
         ok = status == "passed" and all(x["status"] in ("passed", "not applicable") for x in self.in_precisions.get(cid, []))
-        # A claim that refutes a sentence of the lesson: the sentence first, then what is true.
-        refutes = (c or {}).get("refutes") or block.get("refutes") or ""
+        # A claim that refutes a sentence of the lesson, when its check demonstrated what is true:
+        # the sentence first, then what is true (a failed demonstration is a failed claim, shown so).
+        refutes = ((c or {}).get("refutes") or block.get("refutes") or "") if status == "passed" else ""
         said = (f'<div class="vl-lesson-says"><span class="vl-label">The lesson says</span> {esc(refutes)}</div>'
                 f'<div class="vl-label vl-instead">What is true, measured</div>') if refutes else ""
         return htmlonly(

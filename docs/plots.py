@@ -166,7 +166,8 @@ def cost_against_n(ctx: Context):
                 cp = measured_series(ctl)
                 cn = [int(n) for n in cp[1]] if cp else []
                 if cn and set(cn) <= set(ns):  # a control may be run at fewer sizes than the check
-                    first = next(iter(cp[2].items()))
+                    # The count the control changes: its first series that differs from the check's.
+                    first = next(((k, v) for k, v in cp[2].items() if v != series.get(k)), next(iter(cp[2].items())))
                     ax.loglog(cn, first[1], "x", color=GREY, ms=9, mew=1.5,
                               label=f"negative control: {ctl['name']}")
                     grey = True

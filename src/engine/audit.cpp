@@ -60,10 +60,12 @@ int AuditReport::failed() const {
 }
 
 int AuditReport::refuted() const {
-  int n = 0;
+  // Distinct claims: one judged in several precisions refutes one sentence.
+  std::set<std::string> ids;
   for (const auto& l : lessons)
-    for (const auto& c : l.claims) n += c.status == Status::passed && !c.claim.refutes.empty();
-  return n;
+    for (const auto& c : l.claims)
+      if (c.status == Status::passed && !c.claim.refutes.empty()) ids.insert(c.claim.id);
+  return int(ids.size());
 }
 
 int AuditReport::not_applicable() const {

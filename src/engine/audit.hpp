@@ -126,7 +126,7 @@ struct AuditReport {
   int passed() const;                  // claims + listings that passed
   int failed() const;                  // claims + listings that did not (not applicable aside), + problems
   int not_applicable() const;          // claims the backend could not run (never counted as passed)
-  int refuted() const;                 // of the passed claims, those whose check shows a lesson's sentence wrong
+  int refuted() const;                 // distinct passed claims whose check shows a lesson's sentence wrong
   /// Nothing failed, and something was checked: an audit where every claim was not applicable
   /// is not a pass.
   bool ok() const { return failed() == 0 && passed() > 0; }

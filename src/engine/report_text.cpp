@@ -112,7 +112,7 @@ void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
     fmt::print(out, "-- nothing was checked: no claim or listing ran on backend {}\n", report.provenance.backend);
   // A claim not applicable is neither passed nor failed; the closing line counts it apart.
   if (const int refuted = report.refuted())
-    fmt::print(out, "-- {} of the passes refute a sentence of a lesson: the check shows it wrong (REFUTED above)\n", refuted);
+    fmt::print(out, "-- {} claim(s) refute a sentence of a lesson: the check shows it wrong (REFUTED above)\n", refuted);
   if (const int na = report.not_applicable())
     fmt::print(out, "{} passed, {} failed, {} not applicable\n", report.passed(), report.failed(), na);
   else

@@ -4,13 +4,14 @@
 //
 //   module-stores-weights      seed 002 calls its module "memory-efficient attention for long
 //                              sequences"; it stores heads × n × n weights
-//   seed-invariants-constant   seed 002's invariants _0 and _1 read the test's constants, never
+//   seed-invariants-constant   seed 002's invariants _0, _1 and _2 read the test's constants, never
 //                              the module: they hold for a module that checks nothing
 //   timings-vary               seed 001 says every listing ran twice with identical output; its
 //                              listing 6 prints timings, which differ from run to run
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -84,6 +85,7 @@ HeadsOutput<double> memory_efficient_module(const ModuleRows& q, const ModuleRow
 // dropout, causal} and states, as invariants of the module:
 //   _0  valid_input() == 0, where valid_input() = cfg(false, 0).d_model % cfg(false, 0).num_heads
 //   _1  cfg(false, 0.5).dropout >= 0 and cfg(false, 0.5).dropout < 1
+//   _2  cfg(false, 0.0).d_model == 4            (its comment: "query.shape == key.shape == value.shape")
 // Each is written here as a predicate over the module under test, which it never reads.
 HeadsConfig seed_cfg(bool causal, float dropout) { return {4, 2, dropout, causal}; }
 
@@ -99,54 +101,63 @@ bool invariant_0(const CheckedModule&) {
   return valid_input == 0;
 }
 bool invariant_1(const CheckedModule&) { return seed_cfg(false, 0.5f).dropout >= 0.0f && seed_cfg(false, 0.5f).dropout < 1.0f; }
+bool invariant_2(const CheckedModule&) { return seed_cfg(false, 0.0f).d_model == 4; }
 
-bool refuses(const CheckedModule& m, const HeadsConfig& c) {
+/// Whether the module refuses configuration c (with q, k, v of `shapes`; default: three (3, d_model)).
+bool refuses(const CheckedModule& m, const HeadsConfig& c, std::optional<HeadsShapes> shapes = std::nullopt) {
   try {
-    m.check_config(c, {{{3, c.d_model}, {3, c.d_model}, {3, c.d_model}}});
+    m.check_config(c, shapes.value_or(HeadsShapes{{{3, c.d_model}, {3, c.d_model}, {3, c.d_model}}}));
     return false;
   } catch (const std::invalid_argument&) {
     return true;
   }
 }
 
+// A key of another length than the query: what _2's comment rules out.
+const HeadsShapes kKeyOfAnotherLength{{{3, 4}, {2, 4}, {3, 4}}};
+
 // Run the invariants against the seed's module and against one that checks nothing (it accepts
 // d_model 10 over 4 heads and dropout 1.5, which the invariants' own comments rule out).
 // Measured: how many (invariant, broken module) pairs the invariants reject; 0 shows that they
 // cannot fail. The seed's module must hold them, and the broken one must indeed be broken.
 Measurement invariants_reject(const std::vector<std::pair<std::string, Invariant>>& invariants) {
-  const CheckedModule seed{"seed 002's module", check_heads_config};
+  // Our port's argument check (kernels/reference/heads_attention.hpp); the seed's forward checks nothing.
+  const CheckedModule seed{"our port of seed 002's module", check_heads_config};
   const CheckedModule unchecked{"a module that checks nothing", [](const HeadsConfig&, const HeadsShapes&) {}};
   std::vector<std::string> unmet, verdicts;
-  const bool broken = !refuses(unchecked, {10, 4, 0.0f, false}) && !refuses(unchecked, {4, 2, 1.5f, false});
+  const bool broken = !refuses(unchecked, {10, 4, 0.0f, false}) && !refuses(unchecked, {4, 2, 1.5f, false}) &&
+                      !refuses(unchecked, {4, 2, 0.0f, false}, kKeyOfAnotherLength);
   if (!broken) unmet.push_back("the unchecked module refused a bad configuration: it does not show what the invariants miss");
   int rejected = 0;
   for (const auto& [name, holds] : invariants) {
-    if (!holds(seed)) unmet.push_back(fmt::format("invariant {} fails seed 002's own module", name));
+    if (!holds(seed)) unmet.push_back(fmt::format("invariant {} fails our port of seed 002's module", name));
     const bool rejects = !holds(unchecked);
     rejected += rejects;
     verdicts.push_back(fmt::format("{}: {} the module that checks nothing", name, rejects ? "rejects" : "holds for"));
   }
   return {double(rejected),
-          fmt::format("{}; the module that checks nothing accepts d_model 10 over 4 heads and dropout 1.5; broken modules rejected: {}",
+          fmt::format("{}; the module that checks nothing accepts d_model 10 over 4 heads, dropout 1.5 and a key of another length; "
+                      "broken modules rejected: {}",
                       fmt::join(verdicts, "; "), rejected),
           {},
           unmet};
 }
 
-const std::vector<std::pair<std::string, Invariant>> kSeedInvariants = {{"_0", invariant_0}, {"_1", invariant_1}};
+const std::vector<std::pair<std::string, Invariant>> kSeedInvariants = {{"_0", invariant_0}, {"_1", invariant_1}, {"_2", invariant_2}};
 
-// The invariants as their comments state them ("d_model % num_heads == 0", "0 <= dropout < 1"):
-// predicates on what the module accepts.
+// The invariants as their comments state them ("d_model % num_heads == 0", "0 <= dropout < 1",
+// "query.shape == key.shape == value.shape"): predicates on what the module accepts.
 const std::vector<std::pair<std::string, Invariant>> kInvariantsAsCommented = {
     {"_0 as commented", [](const CheckedModule& m) { return refuses(m, {10, 4, 0.0f, false}); }},
-    {"_1 as commented", [](const CheckedModule& m) { return refuses(m, {4, 2, 1.5f, false}); }}};
+    {"_1 as commented", [](const CheckedModule& m) { return refuses(m, {4, 2, 1.5f, false}); }},
+    {"_2 as commented", [](const CheckedModule& m) { return refuses(m, {4, 2, 0.0f, false}, kKeyOfAnotherLength); }}};
 
 // --- timings-vary ---------------------------------------------------------------------------
 
 // Listing 6's timed step (the n × n scores formed, softmax, times V; n = 512, d = 64, float32)
 // timed five times, each as the listing times it. Measured: how many distinct durations (in the
-// clock's own ticks) the five runs gave; output printed from them is identical only if it is 1.
-// No duration is judged: only whether two runs of the same computation report the same one.
+// clock's own ticks) the five runs gave. Printed to three decimals they may still coincide: the
+// claim is about the durations, not one printed line. No duration is judged.
 using Clock = std::function<double(const std::function<void()>&)>;
 
 double wall_seconds(const std::function<void()>& f) {
@@ -165,7 +176,7 @@ Measurement distinct_timings(const Clock& clock) {
   const std::set<double> distinct(seconds.begin(), seconds.end());
   return {double(distinct.size()),
           fmt::format("listing 6's step at n = 512 read five times by the clock: {}; {} distinct", fmt::join(seconds, ", "), distinct.size()),
-          {{"run", {1, 2, 3, 4, 5}, ""}, {"seconds", seconds, ""}}};
+          {{"run", {1, 2, 3, 4, 5}, ""}, {"clock readings", seconds, ""}}};
 }
 
 // The world in which the sentence would hold: a "timing" that is a count (the cells formed),
@@ -182,9 +193,10 @@ std::vector<ClaimCheck> refuted_checks() {
            [](const CheckContext&) { return stored_bytes(seed_module_on_plain); },
            {broken_code("a module that keeps only its output (the fused kernel per head): what the sentence describes",
                         [](const CheckContext&) { return stored_bytes(memory_efficient_module); })}},
-          {"attention.seed-invariants-constant", "seed 002's invariants _0 and _1 against its module and one that checks nothing",
+          {"attention.seed-invariants-constant", "seed 002's invariants _0, _1, _2 against our port of its module and one that checks nothing",
            [](const CheckContext&) { return invariants_reject(kSeedInvariants); },
-           {broken_code("the invariants as their comments state them (the module refuses d_model 10 over 4 heads, dropout 1.5)",
+           {broken_code("the invariants as their comments state them (the module refuses d_model 10 over 4 heads, dropout 1.5, a key "
+                        "of another length)",
                         [](const CheckContext&) { return invariants_reject(kInvariantsAsCommented); })}},
           {"attention.timings-vary", "listing 6's step timed five times: distinct durations",
            [](const CheckContext&) { return distinct_timings(wall_seconds); },
