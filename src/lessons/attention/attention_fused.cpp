@@ -20,6 +20,7 @@
 #include "kernels/fused/linear_attention_fast_core.hpp"
 #include "kernels/fused/linear_attention_fast_steps.hpp"
 #include "kernels/fused/online_softmax_block.hpp"
+#include "ops/causal_mask.hpp"
 #include "lessons/attention/attention.hpp"
 #include "lessons/attention/attention_common.hpp"
 
@@ -310,6 +311,34 @@ Measurement fused_workspace(std::size_t block_q, std::size_t block_k) {
                       w[0], w[1], w[2], at_65536 / (1 << 20), 65536.0 * 65536.0 * 4 / (1 << 20))};
 }
 
+// The fused kernel's key blocks, counted by the kernel (FusedStats), at n = 512 … 4096 (d = 64,
+// float32, default blocks of 128 queries × 64 keys, Q = n / 128 query blocks): unmasked it
+// computes every block, 2·Q² (each 2·128·64·d multiply-adds: the n² work stays, only the n × n
+// memory goes); causal it skips those wholly above the diagonal and computes Q² + Q (query block
+// q needs key blocks 0 … 2q + 1). `causal_as_mask` passes the causal mask as a boolean mask
+// instead of options.causal (a kernel that never skips a block: the control). Measured: the
+// largest |counted − formula| over n, both cases.
+Measurement fused_blocks(bool causal_as_mask) {
+  numpy::Generator rng(71);
+  double worst = 0;
+  std::vector<std::string> rows;
+  for (std::size_t n : {512, 1024, 2048, 4096}) {
+    const auto q = draw4_as<float>(rng, {1, 1, n, 64}), k = draw4_as<float>(rng, {1, 1, n, 64}), v = draw4_as<float>(rng, {1, 1, n, 64});
+    const std::size_t Q = n / 128;
+    FusedStats full, causal;
+    vl::fused_attention<float>(q, k, v, {}, FusedConfig{128, 64, 2}, &full);
+    AttentionOptions<float> o;
+    if (causal_as_mask) o.allowed = xt::xarray<bool>(causal_allowed(n, n));
+    else o.causal = true;
+    vl::fused_attention<float>(q, k, v, o, FusedConfig{128, 64, 2}, &causal);
+    worst = std::max({worst, std::fabs(double(full.key_blocks_computed) - double(2 * Q * Q)),
+                      std::fabs(double(causal.key_blocks_computed) - double(Q * Q + Q))});
+    rows.push_back(fmt::format("n={}: {} key blocks (2Q² = {}); causal {} computed, {} skipped (Q² + Q = {})", n, full.key_blocks_computed,
+                               2 * Q * Q, causal.key_blocks_computed, causal.key_blocks_skipped, Q * Q + Q));
+  }
+  return {worst, fmt::format("largest |counted − formula| = {}; {}", worst, fmt::join(rows, "; "))};
+}
+
 // The fast chunked linear attention against the three reference forms (float64).
 template <class Steps>
 Measurement linear_fast_matches(const CheckContext&) {
@@ -356,6 +385,9 @@ std::vector<ClaimCheck> fused_checks() {
        {broken_code("running sum and accumulator not rescaled", fused_float32_bound<NoRescaleSteps>),
         broken_code("last partial key block dropped", fused_float32_bound<DropLastPartialKeyBlockSteps>),
         broken_code("causal block skip off by one block", fused_float32_bound<CausalSkipOffByOneSteps>)}},
+      {"attention.fused-work-quadratic", "the fused kernel's key blocks counted at n = 512 … 4096, unmasked and causal",
+       [](const CheckContext&) { return fused_blocks(false); },
+       {broken_code("causal passed as a boolean mask: no block skipped", [](const CheckContext&) { return fused_blocks(true); })}},
       {"attention.fused-workspace", "the fused kernel's workspace count at n = 512 … 2048, extrapolated to 65536",
        workspace_with(FusedConfig{}.block_q, FusedConfig{}.block_k),
        {broken_code("one key block spanning all n keys (a strip of 256 × n scores per thread)", workspace_with(256, 0)),
