@@ -281,19 +281,23 @@ Measurement matches_torch(const CheckContext& ctx) {
 // Broken backends.
 
 // Softmaxes: the textbook one without the max subtraction (exp overflows for scores ~1e3 and
-// the row becomes inf/inf = NaN), and one that forgets to divide by the row sum.
-enum class BrokenSoftmax { without_max, not_normalised };
+// the row becomes inf/inf = NaN), one that forgets to divide by the row sum, and one that
+// subtracts the largest score of the whole matrix instead of each row's (rows far below it
+// underflow to 0/0 = NaN).
+enum class BrokenSoftmax { without_max, not_normalised, global_max };
 
 template <class T>
 xt::xtensor<T, 2> broken_softmax(const xt::xtensor<T, 2>& s, BrokenSoftmax bug) {
   xt::xtensor<T, 2> e = s;
+  T global = -std::numeric_limits<T>::infinity();
+  for (const T x : s) global = std::max(global, x);
   for (std::size_t i = 0; i < e.shape(0); ++i) {
-    T m = bug == BrokenSoftmax::without_max ? T(0) : -std::numeric_limits<T>::infinity();
+    T m = bug == BrokenSoftmax::without_max ? T(0) : bug == BrokenSoftmax::global_max ? global : -std::numeric_limits<T>::infinity();
     if (bug == BrokenSoftmax::not_normalised)
       for (std::size_t j = 0; j < e.shape(1); ++j) m = std::max(m, e(i, j));
     T sum = 0;
     for (std::size_t j = 0; j < e.shape(1); ++j) sum += (e(i, j) = std::exp(e(i, j) - m));
-    if (bug == BrokenSoftmax::without_max)
+    if (bug != BrokenSoftmax::not_normalised)
       for (std::size_t j = 0; j < e.shape(1); ++j) e(i, j) /= sum;
   }
   return e;
@@ -374,6 +378,49 @@ class OptionDropped : public AttentionBreak<OptionDropped> {
   OptionBug bug_;
 };
 
+// softmax(s + c) = softmax(s) for a constant c per row (listing 1: "il softmax è invariante a
+// una traslazione comune"). The shift enters as an extra column: Q gets a_i, K gets 1, so with
+// the scale fixed at 1/√D of the unshifted columns every score of row i moves by a_i/√D (a_i/√D
+// = ±100, ±750 times 1 + i/2; 750 overflows exp without the max subtraction). On the inputs as the precision
+// stores them both runs have the same exact weights, each run within attention's bound of them
+// (lessons/attention_error_bound.hpp, with the shift in its largest score): the measure is the
+// largest difference over the sum of the two bounds, for the weights and the outputs.
+Measurement shift_invariant(const CheckContext& ctx) {
+  const Precision p = ctx.precision;
+  const double u = working_roundoff(p);
+  numpy::Generator rng(15);
+  double worst = 0;
+  std::vector<std::string> parts;
+  for (const double shift : {100.0, -100.0, 750.0, -750.0}) {
+    const std::size_t B = 2, H = 2, S = 6, D = 8, Dv = 4;
+    const Tensor4<double> q = rounded_to(p, draw4(rng, {B, H, S, D})), k = rounded_to(p, draw4(rng, {B, H, S, D})),
+                          v = rounded_to(p, draw4(rng, {B, H, S, Dv}));
+    AttentionOptions<double> o;
+    o.scale = round_to(p, 1 / std::sqrt(double(D)));
+    o.return_weights = true;
+    Tensor4<double> qs = xt::zeros<double>({B, H, S, D + 1}), ks = xt::ones<double>({B, H, S, D + 1});
+    xt::view(qs, xt::all(), xt::all(), xt::all(), xt::range(0, D)) = q;
+    xt::view(ks, xt::all(), xt::all(), xt::all(), xt::range(0, D)) = k;
+    // a_i = shift·√D times 1 + i/2, so that the rows' shifts differ, at ±750 by up to 1875:
+    // farther apart than exp's range in float64 (e^-745 underflows).
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t i = 0; i < S; ++i) qs(b, h, i, D) = round_to(p, shift * std::sqrt(double(D)) * (1 + 0.5 * double(i)));
+    const auto plain_run = ctx.backend.attention(q, k, v, o);
+    const auto shifted_run = ctx.backend.attention(qs, ks, v, o);
+    const double factor = attention_error_factor(q, k, o, u) + attention_error_factor(qs, ks, o, u);
+    const double vmax = xt::amax(xt::abs(v))();
+    double w = max_abs_diff(shifted_run.weights, plain_run.weights) / factor;
+    double out = max_abs_diff(shifted_run.output, plain_run.output) / (factor * vmax);
+    if (std::isnan(w)) w = kInf;
+    if (std::isnan(out)) out = kInf;
+    worst = std::max({worst, w, out});
+    parts.push_back(fmt::format("shift {:g}: weights {:.2e}, outputs {:.2e} of the bound ({:.2e})", shift, w, out, factor));
+  }
+  return {worst, fmt::format("largest |softmax(s + c) − softmax(s)| over the two runs' bounds, weights and outputs: {:.3g}; {}", worst,
+                             fmt::join(parts, "; "))};
+}
+
 }  // namespace
 
 std::vector<ClaimCheck> lookup_checks() {
@@ -385,6 +432,10 @@ std::vector<ClaimCheck> lookup_checks() {
       {"attention.weights-distribution", "weight rows over 4 float64 cases and seed 002's float32 fixture", weights_distribution,
        {broken_backend("softmax without the max subtraction, scores ~1e3", without_max),
         broken_backend("softmax not divided by the row sum", not_normalised)}},
+      {"attention.softmax-shift-invariant", "scores shifted by ±100 and ±750 per row, B = 2, H = 2, 6 × 6", shift_invariant,
+       {broken_backend("softmax without the max subtraction", without_max),
+        broken_backend("softmax subtracting the whole matrix's largest score, not each row's",
+                       std::make_shared<WithSoftmax>(BrokenSoftmax::global_max, "softmax with the global max"))}},
       {"attention.convex-combination", "outputs within the visible values' min/max, 6 cases", convex_combination,
        {broken_backend("softmax not divided by the row sum", not_normalised), broken_backend("mask ignored", mask_ignored)}},
       {"attention.matches-torch", "output and weights vs torch, 5 cases (listing 1, mask, causal, scores ~1e3; GQA, scale, softcap, additive mask)", matches_torch,
