@@ -67,8 +67,25 @@ class DocsSite(SiteHelpers, unittest.TestCase):
         judged = {t: (np.array(series["W_" + t]).reshape(heads, seq, seq), np.array(series["Y_" + t]).reshape(seq, width))
                   for t in ("unmasked", "causal")}
         d = self.open_page(page, 1400)
-        states = d.execute_script("""
-            var p = document.getElementById('tryit-attention-fixture-try-it'), out = {};
+        states = self.panel_states(d, "tryit-attention-fixture-try-it")
+        self.assertEqual(len(states), 2 * heads * seq)
+        for key, got in states.items():
+            t, h, r = key.split()
+            np.testing.assert_array_equal(np.array(got["w"]), judged[t][0][int(h), int(r)], key)
+            np.testing.assert_array_equal(np.array(got["y"]), judged[t][1][int(r)], key)
+        self.assertEqual(states["causal 0 0"]["w"], [1, 0, 0])
+        self.assertGreaterEqual(min(states["unmasked 0 0"]["w"]), 0.25)
+        for t in ("unmasked", "causal"):
+            gap = np.abs(np.array(states[f"{t} 0 2"]["w"]) - np.array(states[f"{t} 1 2"]["w"])).max()
+            self.assertGreaterEqual(gap, float(claim["tolerance"]), t)
+
+    @staticmethod
+    def panel_states(d, panel_id):
+        """Every state a "try it" panel offers, read off the page as a reader sets it (one script:
+        set the controls, fire their change events, read the cells): {"causal|unmasked head row":
+        {"w": the first head's weights shown, "y": the output row shown}}."""
+        return d.execute_script("""
+            var p = document.getElementById(arguments[0]), out = {};
             var m = p.querySelector('.vl-try-mask'), h = p.querySelector('.vl-try-headsel'), r = p.querySelector('.vl-try-row');
             function fire(el) { el.dispatchEvent(new Event('change')); }
             [false, true].forEach(function (causal) {
@@ -83,17 +100,7 @@ class DocsSite(SiteHelpers, unittest.TestCase):
                 });
               });
             });
-            return out;""")
-        self.assertEqual(len(states), 2 * heads * seq)
-        for key, got in states.items():
-            t, h, r = key.split()
-            np.testing.assert_array_equal(np.array(got["w"]), judged[t][0][int(h), int(r)], key)
-            np.testing.assert_array_equal(np.array(got["y"]), judged[t][1][int(r)], key)
-        self.assertEqual(states["causal 0 0"]["w"], [1, 0, 0])
-        self.assertGreaterEqual(min(states["unmasked 0 0"]["w"]), 0.25)
-        for t in ("unmasked", "causal"):
-            gap = np.abs(np.array(states[f"{t} 0 2"]["w"]) - np.array(states[f"{t} 1 2"]["w"])).max()
-            self.assertGreaterEqual(gap, float(claim["tolerance"]), t)
+            return out;""", panel_id)
 
     def check_try_it(self, lesson_id, listing_id, names):
         """Click the listing's panel as a reader would: row 0 turns into [1, 0, ...] with the mask;
@@ -139,25 +146,8 @@ class DocsSite(SiteHelpers, unittest.TestCase):
         self.assertEqual(w[0], 1.0)
         self.assertTrue((w[1:] == 0).all(), w)
         self.assertEqual(text[:2], ["1", "0"])
-        # Every state the panel offers, read off the page as shown (one script: set the controls as a
-        # reader would, fire their change events, read the cells), against the goldens.
-        states = d.execute_script("""
-            var p = document.getElementById(arguments[0]), out = {};
-            var m = p.querySelector('.vl-try-mask'), h = p.querySelector('.vl-try-headsel'), r = p.querySelector('.vl-try-row');
-            function fire(el) { el.dispatchEvent(new Event('change')); }
-            [false, true].forEach(function (causal) {
-              m.checked = causal; fire(m);
-              Array.from(h.options).forEach(function (ho) {
-                h.value = ho.value; fire(h);
-                Array.from(r.options).forEach(function (ro) {
-                  r.value = ro.value; fire(r);
-                  out[(causal ? 'causal' : 'unmasked') + ' ' + ho.value + ' ' + ro.value] = {
-                    w: Array.from(p.querySelectorAll('tr.vl-try-w0 td')).map(function (c) { return +c.dataset.value; }),
-                    y: p.querySelector('.vl-try-y').dataset.values.split(',').map(Number)};
-                });
-              });
-            });
-            return out;""", panel_id)
+        # Every state the panel offers, read off the page as shown, against the goldens.
+        states = self.panel_states(d, panel_id)
         self.assertEqual(len(states), 2 * golden["causal"].shape[0] * golden["causal"].shape[1])
         for key, got in states.items():
             t, h, r = key.split()

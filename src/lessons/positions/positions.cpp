@@ -13,6 +13,9 @@
 #include <limits>
 #include <numbers>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
@@ -196,60 +199,71 @@ Measurement permutation_equivariant(const CheckContext& ctx) {
                              kModules.size(), where)};
 }
 
-Measurement encoding_breaks_equivariance(const CheckContext& ctx) {
-  // With the encoding added to the tokens (positions fixed), the permuted sequence's outputs AND
-  // attention weights must differ from the permuted ones, by at least the tolerance, for every
-  // non-identity permutation. A NaN or ∞ "differs" by ∞ (numeric/compare.hpp): every output and
-  // weight must also be finite, or a broken implementation would pass by returning NaN.
+namespace {
+
+/// The smallest gap, over kModules and their three permutations, between layer(x[perm]) and
+/// layer(x)[perm]: `layer(m, in, x)` runs the module on x, `gap(moved, base, perm)` measures one
+/// case (a difference, and words on it). A NaN or ∞ "differs" by ∞ (numeric/compare.hpp), so every
+/// output and weight must also be finite, or a broken implementation would pass by returning NaN.
+struct LeastGap {
   double least = kInf;
   std::string where;
   std::size_t cases = 0;
   bool finite = true;
+};
+
+template <class Layer, class Gap>
+LeastGap least_gap(const Layer& layer, const Gap& gap) {
+  LeastGap r;
   for (const Module& m : kModules) {
     const Drawn in = draw(m);
-    const Matrix P = backends::positional_encoding_table(ctx.backend, m.n, m.d);
-    const auto base = self_attention(ctx.backend, in, m.h, Matrix(in.x + P));
+    const auto base = layer(m, in, in.x);
     for (const auto& perm : in.perms) {
-      const auto moved = self_attention(ctx.backend, in, m.h, Matrix(permute_rows(in.x, perm) + P));
-      finite = finite && all_finite(base.output) && all_finite(base.weights) && all_finite(moved.output) && all_finite(moved.weights);
-      const double out_err = max_abs_diff(moved.output, permute_rows(base.output, perm));
-      const double w_err = weights_mismatch(moved.weights, base.weights, perm);
-      const double e = std::min(out_err, w_err);
-      if (e < least) { least = e; where = fmt::format("n={} d={} h={}: outputs differ by {:.2e}, weights by {:.2e}", m.n, m.d, m.h, out_err, w_err); }
-      ++cases;
+      const auto moved = layer(m, in, Matrix(permute_rows(in.x, perm)));
+      r.finite = r.finite && all_finite(base.output) && all_finite(base.weights) && all_finite(moved.output) && all_finite(moved.weights);
+      const auto [e, words] = gap(moved, base, perm);
+      if (e < r.least) { r.least = e; r.where = fmt::format("n={} d={} h={}{}", m.n, m.d, m.h, words); }
+      ++r.cases;
     }
   }
-  Measurement r{least, fmt::format("smallest min(output difference, weight difference) over {} permutations: {:.2e} (at {})", cases,
-                                   least, where)};
-  return r.require(finite, "an output or weight is NaN or infinite: a difference from it says nothing");
+  return r;
+}
+
+}  // namespace
+
+Measurement encoding_breaks_equivariance(const CheckContext& ctx) {
+  // With the encoding added to the tokens (positions fixed), the permuted sequence's outputs AND
+  // attention weights must differ from the permuted ones, by at least the tolerance, for every
+  // non-identity permutation.
+  const LeastGap g = least_gap(
+      [&](const Module& m, const Drawn& in, const Matrix& x) {
+        return self_attention(ctx.backend, in, m.h, Matrix(x + backends::positional_encoding_table(ctx.backend, m.n, m.d)));
+      },
+      [](const auto& moved, const auto& base, const std::vector<std::int64_t>& perm) {
+        const double out_err = max_abs_diff(moved.output, permute_rows(base.output, perm));
+        const double w_err = weights_mismatch(moved.weights, base.weights, perm);
+        return std::pair{std::min(out_err, w_err), fmt::format(": outputs differ by {:.2e}, weights by {:.2e}", out_err, w_err)};
+      });
+  Measurement r{g.least, fmt::format("smallest min(output difference, weight difference) over {} permutations: {:.2e} (at {})", g.cases,
+                                     g.least, g.where)};
+  return r.require(g.finite, "an output or weight is NaN or infinite: a difference from it says nothing");
 }
 
 Measurement causal_breaks_equivariance(const CheckContext& ctx) {
   // A causal layer without positions: query i sees keys 0 … i, so the mask alone tells positions
   // apart. For every non-identity permutation the permuted sequence's outputs must differ from
   // the permuted outputs by at least the tolerance (the largest difference over the rows, the
-  // smallest over the permutations). Outputs must be finite, as in encoding_breaks_equivariance.
+  // smallest over the permutations).
   MhaOptions<double> causal;
   causal.causal = true;
-  double least = kInf;
-  std::string where;
-  std::size_t cases = 0;
-  bool finite = true;
-  for (const Module& m : kModules) {
-    const Drawn in = draw(m);
-    const auto base = backends::multi_head_attention_2d(ctx.backend, in.x, in.x, in.x, in.p, m.h, causal);
-    for (const auto& perm : in.perms) {
-      const Matrix x = permute_rows(in.x, perm);
-      const auto moved = backends::multi_head_attention_2d(ctx.backend, x, x, x, in.p, m.h, causal);
-      finite = finite && all_finite(base.output) && all_finite(moved.output);
-      const double e = max_abs_diff(moved.output, permute_rows(base.output, perm));
-      if (e < least) { least = e; where = fmt::format("n={} d={} h={}", m.n, m.d, m.h); }
-      ++cases;
-    }
-  }
-  Measurement r{least, fmt::format("causal, no positions: smallest max |layer(x[perm]) − layer(x)[perm]| over {} permutations of {} "
-                                   "modules: {:.2e} (at {})", cases, kModules.size(), least, where)};
-  return r.require(finite, "an output is NaN or infinite: a difference from it says nothing");
+  const LeastGap g = least_gap(
+      [&](const Module& m, const Drawn& in, const Matrix& x) { return backends::multi_head_attention_2d(ctx.backend, x, x, x, in.p, m.h, causal); },
+      [](const auto& moved, const auto& base, const std::vector<std::int64_t>& perm) {
+        return std::pair{max_abs_diff(moved.output, permute_rows(base.output, perm)), std::string()};
+      });
+  Measurement r{g.least, fmt::format("causal, no positions: smallest max |layer(x[perm]) − layer(x)[perm]| over {} permutations of {} "
+                                     "modules: {:.2e} (at {})", g.cases, kModules.size(), g.least, g.where)};
+  return r.require(g.finite, "an output or weight is NaN or infinite: a difference from it says nothing");
 }
 
 Measurement shift_is_rotation(const CheckContext& ctx) {
