@@ -83,7 +83,7 @@ class DocsSite(SiteHelpers, unittest.TestCase):
     def panel_states(d, panel_id):
         """Every state a "try it" panel offers, read off the page as a reader sets it (one script:
         set the controls, fire their change events, read the cells): {"causal|unmasked head row":
-        {"w": the first head's weights shown, "y": the output row shown}}."""
+        {"w": the weights of the selected head's row shown, "y": the output row shown}}."""
         return d.execute_script("""
             var p = document.getElementById(arguments[0]), out = {};
             var m = p.querySelector('.vl-try-mask'), h = p.querySelector('.vl-try-headsel'), r = p.querySelector('.vl-try-row');

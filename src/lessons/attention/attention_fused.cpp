@@ -316,8 +316,10 @@ Measurement fused_workspace(std::size_t block_q, std::size_t block_k) {
 // computes every block, 2·Q² (each 2·128·64·d multiply-adds: the n² work stays, only the n × n
 // memory goes); causal it skips those wholly above the diagonal and computes Q² + Q (query block
 // q needs key blocks 0 … 2q + 1). `causal_as_mask` passes the causal mask as a boolean mask
-// instead of options.causal (a kernel that never skips a block: the control). Measured: the
-// largest |counted − formula| over n, both cases.
+// instead of options.causal (a kernel that never skips a block: a control); Steps, the kernel's
+// steps (a control's skip one block too early). Measured: the largest |counted − formula| over n,
+// both cases.
+template <class Steps>
 Measurement fused_blocks(bool causal_as_mask) {
   numpy::Generator rng(71);
   double worst = 0;
@@ -326,11 +328,11 @@ Measurement fused_blocks(bool causal_as_mask) {
     const auto q = draw4_as<float>(rng, {1, 1, n, 64}), k = draw4_as<float>(rng, {1, 1, n, 64}), v = draw4_as<float>(rng, {1, 1, n, 64});
     const std::size_t Q = n / 128;
     FusedStats full, causal;
-    vl::fused_attention<float>(q, k, v, {}, FusedConfig{128, 64, 2}, &full);
+    fused_attention_with<Steps, float>(q, k, v, {}, FusedConfig{128, 64, 2}, &full);
     AttentionOptions<float> o;
     if (causal_as_mask) o.allowed = xt::xarray<bool>(causal_allowed(n, n));
     else o.causal = true;
-    vl::fused_attention<float>(q, k, v, o, FusedConfig{128, 64, 2}, &causal);
+    fused_attention_with<Steps, float>(q, k, v, o, FusedConfig{128, 64, 2}, &causal);
     worst = std::max({worst, std::fabs(double(full.key_blocks_computed) - double(2 * Q * Q)),
                       std::fabs(double(causal.key_blocks_computed) - double(Q * Q + Q))});
     rows.push_back(fmt::format("n={}: {} key blocks (2Q² = {}); causal {} computed, {} skipped (Q² + Q = {})", n, full.key_blocks_computed,
@@ -386,8 +388,9 @@ std::vector<ClaimCheck> fused_checks() {
         broken_code("last partial key block dropped", fused_float32_bound<DropLastPartialKeyBlockSteps>),
         broken_code("causal block skip off by one block", fused_float32_bound<CausalSkipOffByOneSteps>)}},
       {"attention.fused-work-quadratic", "the fused kernel's key blocks counted at n = 512 … 4096, unmasked and causal",
-       [](const CheckContext&) { return fused_blocks(false); },
-       {broken_code("causal passed as a boolean mask: no block skipped", [](const CheckContext&) { return fused_blocks(true); })}},
+       [](const CheckContext&) { return fused_blocks<FusedSteps>(false); },
+       {broken_code("causal passed as a boolean mask: no block skipped", [](const CheckContext&) { return fused_blocks<FusedSteps>(true); }),
+        broken_code("causal block skip off by one block", [](const CheckContext&) { return fused_blocks<CausalSkipOffByOneSteps>(false); })}},
       {"attention.fused-workspace", "the fused kernel's workspace count at n = 512 … 2048, extrapolated to 65536",
        workspace_with(FusedConfig{}.block_q, FusedConfig{}.block_k),
        {broken_code("one key block spanning all n keys (a strip of 256 × n scores per thread)", workspace_with(256, 0)),

@@ -415,7 +415,8 @@ Measurement shift_invariant(const CheckContext& ctx) {
     if (std::isnan(w)) w = kInf;
     if (std::isnan(out)) out = kInf;
     worst = std::max({worst, w, out});
-    parts.push_back(fmt::format("shift {:g}: weights {:.2e}, outputs {:.2e} of the bound ({:.2e})", shift, w, out, factor));
+    parts.push_back(fmt::format("shift {:g}: weights {:.2e} of their bound {:.2e}, outputs {:.2e} of theirs {:.2e}", shift, w, factor, out,
+                                factor * vmax));
   }
   return {worst, fmt::format("largest |softmax(s + c) − softmax(s)| over the two runs' bounds, weights and outputs: {:.3g}; {}", worst,
                              fmt::join(parts, "; "))};
