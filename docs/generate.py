@@ -894,6 +894,11 @@ def render_index(pages, audit, audit_error: str, spec_error: str = "") -> str:
     parts.append("Where a produced line differs from the documented one, the differing characters are "
                  "<span class=\"vl-mark\">marked</span> (a space shows as ␣). The C++ reference of the sources is under "
                  "*Namespaces* and *Files*.\n")
+    parts.append("A card headed *Refutes the lesson* is a finding about the lesson, not a failure of the suite: it quotes "
+                 "a sentence of the lesson that is not so (glossed in English), states what is true instead, and shows "
+                 "the check that demonstrated it and the controls in which the lesson's sentence would have held. The "
+                 "audit reports such a claim as REFUTED; if its demonstration failed, it would be a failed claim like any "
+                 "other.\n")
     p = (audit or {}).get("provenance", {})
     if p:
         parts.append("# Provenance {#provenance}\n")
