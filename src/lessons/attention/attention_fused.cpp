@@ -333,8 +333,8 @@ Measurement fused_blocks(bool causal_as_mask) {
     if (causal_as_mask) o.allowed = xt::xarray<bool>(causal_allowed(n, n));
     else o.causal = true;
     fused_attention_with<Steps, float>(q, k, v, o, FusedConfig{128, 64, 2}, &causal);
-    worst = std::max({worst, std::fabs(double(full.key_blocks_computed) - double(2 * Q * Q)),
-                      std::fabs(double(causal.key_blocks_computed) - double(Q * Q + Q))});
+    worst = std::max({worst, difference(double(full.key_blocks_computed), double(2 * Q * Q)),
+                      difference(double(causal.key_blocks_computed), double(Q * Q + Q))});
     rows.push_back(fmt::format("n={}: {} key blocks (2Q² = {}); causal {} computed, {} skipped (Q² + Q = {})", n, full.key_blocks_computed,
                                2 * Q * Q, causal.key_blocks_computed, causal.key_blocks_skipped, Q * Q + Q));
   }

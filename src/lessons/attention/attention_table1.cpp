@@ -24,6 +24,7 @@
 #include "kernels/reference/matmul.hpp"
 #include "lessons/attention/attention.hpp"
 #include "lessons/attention/attention_common.hpp"
+#include "numeric/compare.hpp"
 
 namespace vl::lessons::attention {
 
@@ -45,8 +46,6 @@ Counted counted(const F& f) {
   return {work, state_updates()};
 }
 
-double miss(std::uint64_t counted, std::uint64_t formula) { return std::fabs(double(counted) - double(formula)); }
-
 // Counts at n = 64 … 512 (d = 16): the largest |counted − formula| over work and updates.
 Measurement table1(const Layer& self_attention, const Layer& recurrent) {
   const std::uint64_t d = 16;
@@ -58,7 +57,8 @@ Measurement table1(const Layer& self_attention, const Layer& recurrent) {
     const SeqRows q = rng.standard_normal(n, d), k = rng.standard_normal(n, d), v = rng.standard_normal(n, d);
     const Counted att = counted([&] { (void)self_attention(q, k, v); });
     const Counted rnn = counted([&] { (void)recurrent(elu_plus_one<double, 2>(q), elu_plus_one<double, 2>(k), v); });
-    worst = std::max({worst, miss(att.work, 2 * n * n * d), miss(rnn.work, n * (2 * d * d + d)), miss(rnn.updates, n)});
+    worst = std::max({worst, difference(double(att.work), double(2 * n * n * d)), difference(double(rnn.work), double(n * (2 * d * d + d))),
+                      difference(double(rnn.updates), double(n))});
     rows.push_back(fmt::format("n={}: self-attention {} multiply-adds (2n²d = {}); recurrent {} (n(2d²+d) = {}) in {} state updates",
                                n, att.work, 2 * n * n * d, rnn.work, n * (2 * d * d + d), rnn.updates));
     ns.push_back(double(n));

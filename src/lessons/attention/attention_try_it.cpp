@@ -28,8 +28,7 @@ std::vector<double> weight_row(const xt::xtensor<float, 3>& w, std::size_t h, st
   return row;
 }
 
-// max_j |W[0, 2, j] − W[1, 2, j]|: how differently the two heads weigh the keys of row 2 (NaN
-// propagates, so a NaN weight never reads as heads that agree).
+// max_j |W[0, 2, j] − W[1, 2, j]|: how differently the two heads weigh the keys of row 2.
 double heads_gap_row2(const xt::xtensor<float, 3>& w) {
   double gap = 0;
   for (std::size_t j = 0; j < w.shape(2); ++j) gap = worse(gap, std::fabs(double(w(0, 2, j)) - double(w(1, 2, j))));
@@ -58,9 +57,11 @@ Measurement fixture_try_it(const CheckContext& ctx) {
     m.require(one_hot == std::vector<double>{1.0, 0.0, 0.0},
               fmt::format("causal, head {} row 0 = [{:.4g}], not exactly [1, 0, 0]", h, fmt::join(one_hot, ", ")));
   }
+  // A NaN or ∞ weight would read as a gap of ∞, which this "at least" claim would pass: every
+  // weight must be finite (as in positions' equivariance checks).
+  m.require(all_finite(open.weights) && all_finite(causal.weights), "a weight is NaN or infinite: a gap from it says nothing");
   const double gap_open = heads_gap_row2(open.weights), gap_causal = heads_gap_row2(causal.weights);
-  // The smaller gap, NaN if either is (std::min would hide a NaN in its second argument).
-  m.value = std::isnan(gap_open) || std::isnan(gap_causal) ? std::nan("") : std::min(gap_open, gap_causal);
+  m.value = std::min(gap_open, gap_causal);
   m.detail = fmt::format("row 0 unmasked: head 0 [{:.4f}], head 1 [{:.4f}]; causal: [{}] and [{}]; row 2, max |head 0 − head 1| = "
                          "{:.4f} unmasked, {:.4f} causal",
                          fmt::join(weight_row(open.weights, 0, 0), ", "), fmt::join(weight_row(open.weights, 1, 0), ", "),

@@ -23,6 +23,7 @@
 #include "kernels/reference/linear_attention.hpp"
 #include "kernels/reference/matmul.hpp"
 #include "lessons/linear_rnn/linear_rnn.hpp"
+#include "numeric/compare.hpp"
 
 namespace vl::lessons::linear_rnn {
 
@@ -35,9 +36,6 @@ std::uint64_t chunked_formula(std::uint64_t n, std::uint64_t dk, std::uint64_t d
   for (std::uint64_t c = 0; c < n; c += B) tables += std::min(B, n - c) * std::min(B, n - c);
   return tables * (dk + dv) + recurrent_formula(n, dk, dv);
 }
-
-// |counted − formula| as a double (both are exact integers below 2⁵³ here).
-double miss(std::uint64_t counted, std::uint64_t formula) { return std::fabs(double(counted) - double(formula)); }
 
 }  // namespace
 
@@ -54,7 +52,8 @@ Measurement cost_counted(const Forms& forms) {
     const std::uint64_t blk = count_multiply_adds([&] { forms.chunked(in.pq, in.pk, in.v, s.B); });
     const std::uint64_t fp = parallel_formula(s.n, s.dk, s.dv), fr = recurrent_formula(s.n, s.dk, s.dv),
                         fc = chunked_formula(s.n, s.dk, s.dv, s.B);
-    worst = std::max({worst, miss(par, fp), miss(rec, fr), miss(blk, fc)});
+    // Counts and formulas are exact integers below 2⁵³ here: their difference is exact in double.
+    worst = std::max({worst, difference(double(par), double(fp)), difference(double(rec), double(fr)), difference(double(blk), double(fc))});
     rows.push_back(fmt::format("n={} d_k={} d_v={} B={}: parallel {} ({}), recurrent {} ({}), chunked {} ({})", s.n, s.dk, s.dv, s.B,
                                par, fp, rec, fr, blk, fc));
   }

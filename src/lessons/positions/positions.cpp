@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numbers>
 #include <optional>
 #include <string>
@@ -235,10 +236,11 @@ Measurement encoding_breaks_equivariance(const CheckContext& ctx) {
   // With the encoding added to the tokens (positions fixed), the permuted sequence's outputs AND
   // attention weights must differ from the permuted ones, by at least the tolerance, for every
   // non-identity permutation.
+  // Each module's table, asked of the backend once (a candidate answers each request).
+  std::map<const Module*, Matrix> table;
+  for (const Module& m : kModules) table[&m] = backends::positional_encoding_table(ctx.backend, m.n, m.d);
   const LeastGap g = least_gap(
-      [&](const Module& m, const Drawn& in, const Matrix& x) {
-        return self_attention(ctx.backend, in, m.h, Matrix(x + backends::positional_encoding_table(ctx.backend, m.n, m.d)));
-      },
+      [&](const Module& m, const Drawn& in, const Matrix& x) { return self_attention(ctx.backend, in, m.h, Matrix(x + table.at(&m))); },
       [](const auto& moved, const auto& base, const std::vector<std::int64_t>& perm) {
         const double out_err = max_abs_diff(moved.output, permute_rows(base.output, perm));
         const double w_err = weights_mismatch(moved.weights, base.weights, perm);

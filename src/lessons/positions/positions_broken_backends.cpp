@@ -63,24 +63,13 @@ MhaResult<T, 3> PositionsAfterAttention::broken(const ops::Tensor3Of<T>& query, 
 VL_MHA_BREAK_PRECISIONS(PositionsAfterAttention)
 
 template <class T>
-MhaResult<T, 3> EncoderWithCausalMask::broken(const ops::Tensor3Of<T>& query, const ops::Tensor3Of<T>& key,
-                                              const ops::Tensor3Of<T>& value, const MhaParameters<T>& p, std::size_t heads,
-                                              const MhaOptions<T>& o) const {
-  MhaOptions<T> causal = o;
-  causal.causal = true;
-  return base().multi_head_attention(query, key, value, p, heads, causal);
+MhaResult<T, 3> CausalMaskForced::broken(const ops::Tensor3Of<T>& query, const ops::Tensor3Of<T>& key, const ops::Tensor3Of<T>& value,
+                                         const MhaParameters<T>& p, std::size_t heads, const MhaOptions<T>& o) const {
+  MhaOptions<T> forced = o;
+  forced.causal = causal_;
+  return base().multi_head_attention(query, key, value, p, heads, forced);
 }
-VL_MHA_BREAK_PRECISIONS(EncoderWithCausalMask)
-
-template <class T>
-MhaResult<T, 3> DecoderMaskDropped::broken(const ops::Tensor3Of<T>& query, const ops::Tensor3Of<T>& key,
-                                           const ops::Tensor3Of<T>& value, const MhaParameters<T>& p, std::size_t heads,
-                                           const MhaOptions<T>& o) const {
-  MhaOptions<T> open = o;
-  open.causal = false;
-  return base().multi_head_attention(query, key, value, p, heads, open);
-}
-VL_MHA_BREAK_PRECISIONS(DecoderMaskDropped)
+VL_MHA_BREAK_PRECISIONS(CausalMaskForced)
 
 // The table controls' two precisions.
 #define VL_TABLE_BREAK_PRECISIONS(Class)                                                                  \

@@ -5,6 +5,9 @@
 // — and forwards everything else. The bug is written once, as a template over the precision, and
 // both of the operation's overrides (float64, float32) call it.
 #include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <xtensor/xtensor.hpp>
@@ -74,22 +77,18 @@ class PositionsAfterAttention : public MhaBreak<PositionsAfterAttention> {
                          const MhaParameters<T>& p, std::size_t heads, const MhaOptions<T>& o) const;
 };
 
-/// The encoder given the decoder's causal mask: position i only sees 0 … i.
-class EncoderWithCausalMask : public MhaBreak<EncoderWithCausalMask> {
+/// The layer's causal mask forced, whatever the caller asked: on, the encoder given the
+/// decoder's causal mask (position i only sees 0 … i); off, the decoder's mask dropped (an encoder).
+class CausalMaskForced : public MhaBreak<CausalMaskForced> {
  public:
-  using MhaBreak::MhaBreak;
+  CausalMaskForced(std::shared_ptr<const backends::Backend> base, std::string name, bool causal)
+      : MhaBreak(std::move(base), std::move(name)), causal_(causal) {}
   template <class T>
   MhaResult<T, 3> broken(const ops::Tensor3Of<T>& query, const ops::Tensor3Of<T>& key, const ops::Tensor3Of<T>& value,
                          const MhaParameters<T>& p, std::size_t heads, const MhaOptions<T>& o) const;
-};
 
-/// The decoder's causal mask dropped: every position sees every key, as in an encoder.
-class DecoderMaskDropped : public MhaBreak<DecoderMaskDropped> {
- public:
-  using MhaBreak::MhaBreak;
-  template <class T>
-  MhaResult<T, 3> broken(const ops::Tensor3Of<T>& query, const ops::Tensor3Of<T>& key, const ops::Tensor3Of<T>& value,
-                         const MhaParameters<T>& p, std::size_t heads, const MhaOptions<T>& o) const;
+ private:
+  bool causal_;
 };
 
 }  // namespace vl::lessons::positions

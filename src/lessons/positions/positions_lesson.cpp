@@ -22,7 +22,7 @@ Lesson lesson() {
   l.checks.push_back({"positions.permutation-equivariant", "no positions: layer(x[perm]) vs layer(x)[perm], 5 modules × 3 permutations",
                       permutation_equivariant,
                       {broken_backend("the encoder given the decoder's causal mask",
-                                      std::make_shared<EncoderWithCausalMask>(plain, "mha-causal-in-the-encoder"))}});
+                                      std::make_shared<CausalMaskForced>(plain, "mha-causal-in-the-encoder", true))}});
 
   l.checks.push_back({"positions.encoding-breaks-equivariance", "positions added: outputs and weights of x[perm] vs the permuted ones",
                       encoding_breaks_equivariance,
@@ -33,7 +33,7 @@ Lesson lesson() {
   l.checks.push_back({"positions.causal-knows-order", "causal mask, no positions: outputs of x[perm] vs the permuted outputs",
                       causal_breaks_equivariance,
                       {broken_backend("the decoder's causal mask dropped (an encoder)",
-                                      std::make_shared<DecoderMaskDropped>(plain, "mha-causal-mask-dropped"))}});
+                                      std::make_shared<CausalMaskForced>(plain, "mha-causal-mask-dropped", false))}});
 
   l.checks.push_back({"positions.shift-is-rotation", "R_k PE(pos) vs PE(pos+k), d = 16, 15, 64, 512, k = 1 … 10, pos < 30",
                       shift_is_rotation,
