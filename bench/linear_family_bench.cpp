@@ -1,7 +1,7 @@
-// The linear family's chunked form against n (kernels/reference/linear_family_heads.hpp): one head,
-// d_k = d_v = 64, chunk 64, float64, per-head decay, for each update rule. The lesson's cost
-// claim counts this kernel's multiply-adds (specs/linear_family.md); this is its measured time,
-// from which the log-log slope over n = 1k … 64k is read (not a test: timing stays out of ctest).
+// The linear family's forms against n (kernels/reference/linear_family_heads.hpp): one head,
+// d_k = d_v = 64, chunk 64, float64, per-head decay. The lesson's cost claims count these kernels'
+// multiply-adds (specs/linear_family.md); this is their measured time, from which the log-log
+// slope over n is read beside the counted one (not a test: timing stays out of ctest).
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -31,17 +31,25 @@ vl::FamilyInputs<double> inputs(std::size_t n, std::size_t d) {
   return in;
 }
 
-void BM_linear_family_chunked(benchmark::State& state, vl::UpdateRule rule) {
+// Each iteration's multiply-adds, counted as the cost claim counts them, are reported beside the
+// time (the counter `multiply_adds`), so the time's slope can be read against the count's.
+void BM_linear_family(benchmark::State& state, vl::UpdateRule rule, vl::FamilyForm form) {
   const std::size_t n = std::size_t(state.range(0)), d = 64;
   const vl::FamilyInputs<double> in = inputs(n, d);
-  for (auto _ : state) benchmark::DoNotOptimize(vl::linear_family<double>(in, {rule, vl::FamilyForm::chunked, 64, {}}).o.data());
+  vl::multiply_adds() = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(vl::linear_family<double>(in, {rule, form, 64, {}}).o.data());
+  state.counters["multiply_adds"] = double(vl::multiply_adds()) / double(state.iterations());
   state.SetComplexityN(state.range(0));
 }
 
 }  // namespace
 
-BENCHMARK_CAPTURE(BM_linear_family_chunked, linear, vl::UpdateRule::linear)->RangeMultiplier(4)->Range(1024, 65536)->Unit(benchmark::kMillisecond)->Complexity();
-BENCHMARK_CAPTURE(BM_linear_family_chunked, gated, vl::UpdateRule::gated)->RangeMultiplier(4)->Range(1024, 65536)->Unit(benchmark::kMillisecond)->Complexity();
-BENCHMARK_CAPTURE(BM_linear_family_chunked, delta, vl::UpdateRule::delta)->RangeMultiplier(4)->Range(1024, 65536)->Unit(benchmark::kMillisecond)->Complexity();
-BENCHMARK_CAPTURE(BM_linear_family_chunked, gated_delta, vl::UpdateRule::gated_delta)->RangeMultiplier(4)->Range(1024, 65536)->Unit(benchmark::kMillisecond)->Complexity();
+// The chunked form, every rule, n = 1k … 64k (counted: linear in n); the recurrent form over the
+// same n (linear, one token at a time); the parallel form to 4k (quadratic).
+BENCHMARK_CAPTURE(BM_linear_family, chunked_linear, vl::UpdateRule::linear, vl::FamilyForm::chunked)->RangeMultiplier(4)->Range(1024, 65536)->Unit(benchmark::kMillisecond)->Complexity();
+BENCHMARK_CAPTURE(BM_linear_family, chunked_gated, vl::UpdateRule::gated, vl::FamilyForm::chunked)->RangeMultiplier(4)->Range(1024, 65536)->Unit(benchmark::kMillisecond)->Complexity();
+BENCHMARK_CAPTURE(BM_linear_family, chunked_delta, vl::UpdateRule::delta, vl::FamilyForm::chunked)->RangeMultiplier(4)->Range(1024, 65536)->Unit(benchmark::kMillisecond)->Complexity();
+BENCHMARK_CAPTURE(BM_linear_family, chunked_gated_delta, vl::UpdateRule::gated_delta, vl::FamilyForm::chunked)->RangeMultiplier(4)->Range(1024, 65536)->Unit(benchmark::kMillisecond)->Complexity();
+BENCHMARK_CAPTURE(BM_linear_family, recurrent_gated_delta, vl::UpdateRule::gated_delta, vl::FamilyForm::recurrent)->RangeMultiplier(4)->Range(1024, 65536)->Unit(benchmark::kMillisecond)->Complexity();
+BENCHMARK_CAPTURE(BM_linear_family, parallel_gated_delta, vl::UpdateRule::gated_delta, vl::FamilyForm::parallel)->RangeMultiplier(2)->Range(1024, 4096)->Unit(benchmark::kMillisecond)->Complexity();
 BENCHMARK_MAIN();

@@ -49,14 +49,6 @@ xt::xtensor<T, 2> linear_attention_parallel(const xt::xtensor<T, 2>& pq, const x
   return divide_rows<T>(matmul<T>(a, v), xt::sum(a, {1}));
 }
 
-/// State updates done on this thread since the last reset: each `absorb` reads the state the
-/// previous one left, so they form a chain that cannot run in parallel (Vaswani et al. 2017,
-/// Table 1's "sequential operations"). The cost claims count them as matmul.hpp counts work.
-inline std::uint64_t& state_updates() {
-  thread_local std::uint64_t count = 0;
-  return count;
-}
-
 /// The recurrent state: S = Σ_j v_j φk_jᵀ (d_v×d_k) and z = Σ_j φk_j (d_k), over the tokens
 /// absorbed so far. Its size is d_v·d_k + d_k whatever the number of tokens.
 template <class T>

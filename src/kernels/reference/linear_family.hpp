@@ -74,9 +74,11 @@ struct OnnxStep {
         for (std::size_t d = 0; d < dk; ++d) read += S(d, m) * h.k(t, d);
         u(m) = h.beta(t) * (u(m) - read);
       }
+      multiply_adds() += std::uint64_t(dk) * dv;  // the read Sᵀk_t
     }
     for (std::size_t d = 0; d < dk; ++d)
       for (std::size_t m = 0; m < dv; ++m) S(d, m) += h.k(t, d) * u(m);
+    multiply_adds() += std::uint64_t(dk) * dv;  // the write k_t u_tᵀ
   }
 };
 
@@ -102,12 +104,14 @@ FamilyHeadResult<T> family_recurrent(UpdateRule rule, const FamilyHead<T>& h, T 
   FamilyHeadResult<T> r{xt::zeros<T>({G, n, dv}), h.s0};
   for (std::size_t t = 0; t < n; ++t) {
     Step::update(rule, r.state, h, t);
+    ++state_updates();
     for (std::size_t j = 0; j < G; ++j)
       for (std::size_t m = 0; m < dv; ++m) {
         T acc = 0;
         for (std::size_t d = 0; d < dk; ++d) acc += h.q(j, t, d) * r.state(d, m);
         r.o(j, t, m) = scale * acc;
       }
+    multiply_adds() += std::uint64_t(G) * dk * dv;  // the reads Sᵀq_t
   }
   return r;
 }
@@ -147,7 +151,7 @@ xt::xtensor<T, 2> masked_products(const EX& x, const EK& k, const xt::xtensor<T,
       for (std::size_t d = 0; d < dk; ++d) acc += x(t, d) * k(s, d) * std::exp(G(t, d) - G(s, d));
       P(t, s) = acc;
     }
-  multiply_adds() += std::uint64_t(m) * (m + 1) / 2 * dk;
+  multiply_adds() += (strict ? std::uint64_t(m) * (m - (m ? 1 : 0)) : std::uint64_t(m) * (m + 1)) / 2 * dk;
   return P;
 }
 
@@ -157,10 +161,11 @@ xt::xtensor<T, 2> decayed(const EX& x, const xt::xtensor<T, 2>& G) {
   return x * xt::exp(G);
 }
 
-/// The state after the block: diag(exp G_last) S + Σ_s (k_s ⊙ exp(G_last − G_s)) u_sᵀ.
+/// The state after the block: diag(exp G_last) S + Σ_s (k_s ⊙ exp(G_last − G_s)) u_sᵀ (one state update).
 template <class T, class EK>
 xt::xtensor<T, 2> state_after(const xt::xtensor<T, 2>& S, const EK& k, const xt::xtensor<T, 2>& U, const xt::xtensor<T, 2>& G) {
   const std::size_t m = G.shape(0), dk = G.shape(1);
+  ++state_updates();
   if (m == 0) return S;
   xt::xtensor<T, 2> kd = k;
   xt::xtensor<T, 2> out = S;
@@ -228,7 +233,7 @@ struct UtTransform {
         Tm(t, c) = -beta(t) * acc;
       }
     }
-    multiply_adds() += std::uint64_t(m) * m * m / 6;
+    multiply_adds() += (std::uint64_t(m) * m * m - m) / 6;  // Σ_t Σ_{c<t} (t − c) = (m − 1)·m·(m + 1)/6
     return Tm;
   }
 };

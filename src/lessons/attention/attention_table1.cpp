@@ -35,17 +35,6 @@ using SeqRows = xt::xtensor<double, 2>;  // (n, d)
 /// (given φ(Q), φ(K)).
 using Layer = std::function<SeqRows(const SeqRows& q, const SeqRows& k, const SeqRows& v)>;
 
-struct Counted {
-  std::uint64_t work = 0, updates = 0;
-};
-
-template <class F>
-Counted counted(const F& f) {
-  state_updates() = 0;
-  const std::uint64_t work = count_multiply_adds(f);
-  return {work, state_updates()};
-}
-
 // Counts at n = 64 … 512 (d = 16): the largest |counted − formula| over work and updates.
 Measurement table1(const Layer& self_attention, const Layer& recurrent) {
   const std::uint64_t d = 16;
@@ -55,15 +44,15 @@ Measurement table1(const Layer& self_attention, const Layer& recurrent) {
   std::vector<double> ns, att_work, rnn_work;
   for (std::uint64_t n : {64, 128, 256, 512}) {
     const SeqRows q = rng.standard_normal(n, d), k = rng.standard_normal(n, d), v = rng.standard_normal(n, d);
-    const Counted att = counted([&] { (void)self_attention(q, k, v); });
-    const Counted rnn = counted([&] { (void)recurrent(elu_plus_one<double, 2>(q), elu_plus_one<double, 2>(k), v); });
-    worst = std::max({worst, difference(double(att.work), double(2 * n * n * d)), difference(double(rnn.work), double(n * (2 * d * d + d))),
-                      difference(double(rnn.updates), double(n))});
+    const CountedWork att = count_work([&] { (void)self_attention(q, k, v); });
+    const CountedWork rnn = count_work([&] { (void)recurrent(elu_plus_one<double, 2>(q), elu_plus_one<double, 2>(k), v); });
+    worst = std::max({worst, difference(double(att.multiply_adds), double(2 * n * n * d)), difference(double(rnn.multiply_adds), double(n * (2 * d * d + d))),
+                      difference(double(rnn.state_updates), double(n))});
     rows.push_back(fmt::format("n={}: self-attention {} multiply-adds (2n²d = {}); recurrent {} (n(2d²+d) = {}) in {} state updates",
-                               n, att.work, 2 * n * n * d, rnn.work, n * (2 * d * d + d), rnn.updates));
+                               n, att.multiply_adds, 2 * n * n * d, rnn.multiply_adds, n * (2 * d * d + d), rnn.state_updates));
     ns.push_back(double(n));
-    att_work.push_back(double(att.work));
-    rnn_work.push_back(double(rnn.work));
+    att_work.push_back(double(att.multiply_adds));
+    rnn_work.push_back(double(rnn.multiply_adds));
   }
   return {worst, fmt::format("largest |counted − formula| = {}; {}", worst, fmt::join(rows, "; ")),
           {{"n", ns, ""}, {"multiply-adds, recurrent", rnn_work, ""}, {"multiply-adds, self-attention", att_work, ""}}};

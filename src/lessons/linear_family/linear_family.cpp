@@ -29,8 +29,6 @@ namespace vl::lessons::linear_family {
 
 namespace {
 
-constexpr UpdateRule kRules[] = {UpdateRule::linear, UpdateRule::gated, UpdateRule::delta, UpdateRule::gated_delta};
-
 // The sweep: one token up; d_k ≠ d_v; one head, equal heads, GQA groups of 2 and 3, MQA; decay
 // per head and per key dimension; with and without a past state.
 const std::vector<Shape> kShapes = {
@@ -107,20 +105,6 @@ std::vector<FormAt> forms(std::size_t n) {
   std::vector<FormAt> f = {{FamilyForm::recurrent, 1}, {FamilyForm::parallel, 1}};
   for (std::size_t c : chunk_sizes(n)) f.push_back({FamilyForm::chunked, c});
   return f;
-}
-
-// Tokens [a, b) of every input (the past state kept).
-template <class T>
-FamilyInputs<T> tokens(const FamilyInputs<T>& in, std::size_t a, std::size_t b) {
-  FamilyInputs<T> out;
-  auto r = xt::range(a, b);
-  out.q = xt::view(in.q, xt::all(), xt::all(), r, xt::all());
-  out.k = xt::view(in.k, xt::all(), xt::all(), r, xt::all());
-  out.v = xt::view(in.v, xt::all(), xt::all(), r, xt::all());
-  out.g = xt::view(in.g, xt::all(), xt::all(), r, xt::all());
-  out.beta = xt::view(in.beta, xt::all(), xt::all(), r);
-  out.past = in.past;
-  return out;
 }
 
 template <class T>
@@ -413,47 +397,6 @@ Measurement normalised_form(const CheckContext& ctx) {
     }
   }
   return measured(w, "numerator over the last column against seed 000's normalised linear attention");
-}
-
-Measurement chunked_linear_cost(const ChunkFor& chunk_for, const CheckContext& ctx) {
-  // Multiply-adds of our chunked kernel, one head, d_k = d_v = 64, per-head decay, at
-  // n = 1024 … 65536; the slope of log(work) against log(n) between successive sizes, per rule,
-  // and the present state's size at each n. A slope over the bound ends the sweep.
-  const std::vector<std::size_t> sizes = {1024, 4096, 16384, 65536};
-  const std::size_t d = 64;
-  double worst = 0;
-  bool state_fixed = true;
-  std::vector<Series> series = {{"n", {}, ""}};
-  std::map<std::string, std::uint64_t> prev;
-  std::vector<std::string> rows;
-  for (UpdateRule rule : kRules) series.push_back({std::string("multiply-adds, ") + to_string(rule), {}, ""});
-  for (std::size_t n : sizes) {
-    const FamilyInputs<double> in = draw<double>({1, 1, 1, n, d, d, false, false}, 2700);
-    series[0].values.push_back(double(n));
-    std::vector<std::string> row;
-    for (std::size_t r = 0; r < 4; ++r) {
-      const UpdateRule rule = kRules[r];
-      FamilyResult<double> out;
-      const std::uint64_t work =
-          count_multiply_adds([&] { out = vl::linear_family<double>(in, {rule, FamilyForm::chunked, chunk_for(n), {}}); });
-      state_fixed = state_fixed && out.state.size() == d * d;
-      series[r + 1].values.push_back(double(work));
-      const std::string name = to_string(rule);
-      if (prev.count(name)) {
-        const double slope = std::log(double(work) / double(prev[name])) / std::log(4.0);
-        worst = worse(worst, slope);
-        row.push_back(fmt::format("{} {:.3f}", name, slope));
-      }
-      prev[name] = work;
-    }
-    if (!row.empty()) rows.push_back(fmt::format("to n = {}: {}", n, fmt::join(row, ", ")));
-    if (ctx.settled_failing(worst)) break;  // a slope already past the bound: the larger sizes cost, and settle nothing
-  }
-  Measurement m{worst,
-          fmt::format("largest log-log slope of the counted multiply-adds {:.3f}; {}; present state {} elements at every n{}", worst,
-                      fmt::join(rows, "; "), d * d, state_fixed ? "" : " — NOT: it changed with n"),
-          series};
-  return m.require(state_fixed, "the present state's size changed with n");
 }
 
 }  // namespace vl::lessons::linear_family

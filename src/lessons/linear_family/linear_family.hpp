@@ -17,11 +17,28 @@ struct Shape {
   bool per_dimension, past;
 };
 
+/// The four update rules, in ONNX's order.
+inline constexpr UpdateRule kRules[] = {UpdateRule::linear, UpdateRule::gated, UpdateRule::delta, UpdateRule::gated_delta};
+
 /// Inputs in ONNX's 4-D layout drawn from default_rng(seed): q, k, v normal, each key of unit
 /// length (as DeltaNet normalises them), log-decay log σ(x + 2), β = σ(x), a normal past state.
 /// The decay and β are drawn for every rule and used only by the rules that read them.
 template <class T>
 FamilyInputs<T> draw(const Shape& s, std::uint64_t seed);
+
+/// Tokens [a, b) of every input (the past state kept).
+template <class T>
+FamilyInputs<T> tokens(const FamilyInputs<T>& in, std::size_t a, std::size_t b) {
+  FamilyInputs<T> out;
+  auto r = xt::range(a, b);
+  out.q = xt::view(in.q, xt::all(), xt::all(), r, xt::all());
+  out.k = xt::view(in.k, xt::all(), xt::all(), r, xt::all());
+  out.v = xt::view(in.v, xt::all(), xt::all(), r, xt::all());
+  out.g = xt::view(in.g, xt::all(), xt::all(), r, xt::all());
+  out.beta = xt::view(in.beta, xt::all(), xt::all(), r);
+  out.past = in.past;
+  return out;
+}
 
 ListingOutput listing_main(const ListingContext& ctx);
 
@@ -33,9 +50,17 @@ Measurement reductions(const CheckContext& ctx);
 Measurement delta_overwrites(const CheckContext& ctx);
 Measurement normalised_form(const CheckContext& ctx);
 
+// The cost claims (linear_family_counts.cpp), about our own kernels: their work counted.
+
 /// Our chunked kernel at a chunk size of its choosing for n tokens, its multiply-adds counted.
 using ChunkFor = std::function<std::size_t(std::size_t n)>;
 Measurement chunked_linear_cost(const ChunkFor& chunk_for, const CheckContext& ctx);
+
+/// A kernel of the family in float64 (ours: vl::linear_family; the controls break it).
+using FamilyKernel = std::function<FamilyResult<double>(const FamilyInputs<double>&, const FamilyOptions&)>;
+/// Every rule's three forms, their multiply-adds and state updates against the exact formulas.
+Measurement cost_counted(const FamilyKernel& kernel);
+FamilyResult<double> our_kernel(const FamilyInputs<double>& in, const FamilyOptions& o);
 
 Lesson lesson();
 

@@ -1,9 +1,12 @@
 // Lesson linear-family: the checks of its claims, each with the broken variants it must reject.
 //
 // The claims about the computation judge the backend they are given; their controls are broken
-// backends (linear_family_broken_backends.hpp). The cost claim is about our own code (counted
-// multiply-adds of our chunked kernel), and its control breaks that code.
+// backends (linear_family_broken_backends.hpp). The cost claims are about our own code (the work
+// of our kernels, counted), and their controls break that code.
+#include <array>
 #include <memory>
+
+#include <xtensor/xview.hpp>
 
 #include "backends/registry.hpp"
 #include "lessons/linear_family/linear_family.hpp"
@@ -12,6 +15,19 @@
 namespace vl::lessons::linear_family {
 
 namespace {
+
+// A kernel that forgets it has a state: output t recomputed by running the form over tokens 0 … t
+// (the outputs are right; the work is quadratic in n, the state updates too).
+FamilyResult<double> prefix_recomputed(const FamilyInputs<double>& in, const FamilyOptions& o) {
+  const std::size_t n = in.q.shape(2);
+  FamilyResult<double> r{xt::zeros<double>(std::array<std::size_t, 4>{in.q.shape(0), in.q.shape(1), n, in.v.shape(3)}), {}};
+  for (std::size_t t = 0; t < n; ++t) {
+    const FamilyResult<double> upto = our_kernel(tokens(in, 0, t + 1), o);
+    xt::view(r.o, xt::all(), xt::all(), t, xt::all()) = xt::view(upto.o, xt::all(), xt::all(), t, xt::all());
+    r.state = upto.state;
+  }
+  return r;
+}
 
 template <class BrokenBackend>
 NegativeControl broken(std::string what) {
@@ -59,6 +75,18 @@ Lesson lesson() {
                       {broken_code("chunks that grow with n (n / 16 tokens)", [](const CheckContext& ctx) {
                         return chunked_linear_cost([](std::size_t n) { return n / 16; }, ctx);
                       })}});
+  l.checks.push_back({"linear-family.cost-counted", "each rule's three forms: multiply-adds and state updates against the formulas, 5 shapes",
+                      [](const CheckContext&) { return cost_counted(our_kernel); },
+                      {broken_code("the chunk size ignored (one chunk of n tokens)",
+                                   [](const CheckContext&) {
+                                     return cost_counted([](const FamilyInputs<double>& in, FamilyOptions o) {
+                                       o.chunk = in.q.shape(2);
+                                       return our_kernel(in, o);
+                                     });
+                                   }),
+                       broken_code("each output recomputed from the whole prefix", [](const CheckContext&) {
+                         return cost_counted(prefix_recomputed);
+                       })}});
   return l;
 }
 
