@@ -4,7 +4,10 @@
 // the Jacobian stay flat. The experiment is our own code (attention_scale_experiment.hpp: the
 // lesson's draws, NumPy's sum order), so these claims are about our code (subject: our-code)
 // and their controls are the experiment with one piece wrong.
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -43,17 +46,19 @@ Measurement score_std(const ScaleVariant& variant) {
   std::vector<std::string> parts;
   for (std::uint64_t seed : {1, 2}) {
     for (const ScaleRow& r : scale_experiment(seed, variant)) {
-      const double raw = std::fabs(r.score_std / std::sqrt(double(r.d_k)) - 1.0);
+      const double root = std::sqrt(double(r.d_k));
+      const double mean = std::fabs(r.score_mean) / root;
+      const double raw = std::fabs(r.score_std / root - 1.0);
       const double scaled = std::fabs(r.scaled_std - 1.0);
-      worst = std::max({worst, raw, scaled});
+      worst = worse(worst, std::max({mean, raw, scaled}));
+      if (std::isnan(mean + raw + scaled)) worst = kInf;
       if (seed == 1)
-        parts.push_back(fmt::format("d_k={}: std {:.3f} vs √d_k {:.3f}, scaled std {:.3f}", r.d_k, r.score_std, std::sqrt(double(r.d_k)),
-                                    r.scaled_std));
+        parts.push_back(fmt::format("d_k={}: mean {:.3f}, std {:.3f} vs √d_k {:.3f}, scaled std {:.3f}", r.d_k, r.score_mean, r.score_std,
+                                    root, r.scaled_std));
     }
   }
-  if (std::isnan(worst)) worst = kInf;
   return {worst,
-          fmt::format("largest |std(q·k)/√d_k − 1| or |std(q·k/√d_k) − 1| over seeds 1, 2: {:.4f}; seed 1: {}", worst,
+          fmt::format("largest |mean(q·k)|/√d_k, |std(q·k)/√d_k − 1| or |std(q·k/√d_k) − 1| over seeds 1, 2: {:.4f}; seed 1: {}", worst,
                       fmt::join(parts, "; "))};
 }
 
@@ -98,6 +103,33 @@ Measurement scaled_flat(const ScaleVariant& variant) {
   return {worst, fmt::format("{}largest spread over d_k = 4…1024 with the scale: {:.4f}", detail, worst)};
 }
 
+Measurement dk_compresses(const ScaleVariant& variant) {
+  // The experiment's "with" branch divided by d_k: the scores' std must be 1/√d_k, and the mean
+  // largest weight fall at every step of d_k, to near the uniform 1/16 at d_k = 1024.
+  double worst = 0;
+  bool falls = true;
+  double last_weight = 0;
+  std::vector<std::string> parts;
+  for (std::uint64_t seed : {1, 2}) {
+    const auto rows = scale_experiment(seed, variant);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const ScaleRow& r = rows[i];
+      const double gap = std::fabs(r.scaled_std * std::sqrt(double(r.d_k)) - 1.0);
+      worst = std::isnan(gap) ? kInf : std::max(worst, gap);
+      if (i > 0) falls = falls && rows[i].scaled_max_weight < rows[i - 1].scaled_max_weight;
+      if (seed == 1) parts.push_back(fmt::format("d_k={}: std(q·k/d_k) {:.3f}, max weight {:.3f}", r.d_k, r.scaled_std, r.scaled_max_weight));
+    }
+    last_weight = worse(last_weight, rows.back().scaled_max_weight);
+  }
+  const double uniform = 1.0 / double(kScaleKeys);
+  Measurement m{worst, fmt::format("largest |std(q·k/d_k)·√d_k − 1| over seeds 1, 2: {:.4f}; seed 1: {}; the mean largest weight falls at "
+                                   "every step: {}; at d_k = 1024 it is {:.4f}, uniform 1/16 = {:.4f}",
+                                   worst, fmt::join(parts, "; "), falls ? "yes" : "NO", last_weight, uniform)};
+  m.require(falls, "divided by d_k, the mean largest weight does not fall at every step of d_k");
+  return m.require(last_weight - uniform <= 0.01, fmt::format("at d_k = 1024 the mean largest weight {:.4f} is not within 0.01 of 1/16",
+                                                              last_weight));
+}
+
 // The experiment with one piece replaced.
 ScaleVariant variant_with(void (*edit)(ScaleVariant&)) {
   ScaleVariant v = reference_scale_variant();
@@ -126,6 +158,10 @@ ScaleVariant jacobian_without_outer() {
   });
 }
 
+ScaleVariant scores_offset() {
+  return variant_with([](ScaleVariant& v) { v.score_offset = 1.0; });
+}
+
 // A predicate on a variant of the experiment, as a check.
 CheckFn on(Measurement (*predicate)(const ScaleVariant&), ScaleVariant variant) {
   return [predicate, variant](const CheckContext&) { return predicate(variant); };
@@ -138,7 +174,8 @@ std::vector<ClaimCheck> scale_checks() {
   return {
       {"attention.score-std", "std of raw and scaled scores, d_k = 4 … 1024, seeds 1 and 2", on(score_std, ref),
        {broken_code("scale removed", on(score_std, scale_removed())),
-        broken_code("divided by d_k instead of √d_k", on(score_std, divides_by_dk()))}},
+        broken_code("divided by d_k instead of √d_k", on(score_std, divides_by_dk())),
+        broken_code("q·k offset by 1 (queries and keys sharing a mean component)", on(score_std, scores_offset()))}},
       {"attention.unscaled-saturates", "max weight and |J| without the scale, d_k = 4 … 1024, seeds 1 and 2",
        on(unscaled_saturates, ref),
        {broken_code("Jacobian without the −p pᵀ term", on(unscaled_saturates, jacobian_without_outer())),
@@ -146,6 +183,10 @@ std::vector<ClaimCheck> scale_checks() {
       {"attention.scaled-flat", "max weight and |J| with the scale, d_k = 4 … 1024, seeds 1 and 2", on(scaled_flat, ref),
        {broken_code("scale removed", on(scaled_flat, scale_removed())),
         broken_code("divided by d_k instead of √d_k", on(scaled_flat, divides_by_dk()))}},
+      {"attention.dk-compresses", "the scaled branch divided by d_k: std and max weight, d_k = 4 … 1024, seeds 1 and 2",
+       on(dk_compresses, divides_by_dk()),
+       {broken_code("divided by √d_k (the lesson's scale)", on(dk_compresses, ref)),
+        broken_code("scale removed", on(dk_compresses, scale_removed()))}},
   };
 }
 

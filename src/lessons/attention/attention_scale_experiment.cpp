@@ -95,7 +95,10 @@ std::vector<ScaleRow> scale_experiment(std::uint64_t seed, const ScaleVariant& v
   for (std::size_t i = 0; i < kScaleDims.size(); ++i) {
     ScaleRow r;
     r.d_k = kScaleDims[i];
-    const Scores& s = scores[i];
+    Scores s = scores[i];
+    if (variant.score_offset != 0)
+      for (double& x : s) x += variant.score_offset;
+    r.score_mean = numpy::array_mean(s.data(), s.size());
     r.score_std = numpy::array_std(s.data(), s.size());
     Scores raw = s, scaled = s;
     const double raw_div = variant.raw_divisor(r.d_k), scaled_div = variant.scaled_divisor(r.d_k);

@@ -18,6 +18,7 @@ namespace vl::lessons::attention {
 /// One row of the table.
 struct ScaleRow {
   std::size_t d_k = 0;
+  double score_mean = 0;       ///< mean of the raw scores q·k
   double score_std = 0;        ///< std of the raw scores q·k
   double scaled_std = 0;       ///< std of the scores after the scaled branch's division
   double raw_max_weight = 0;   ///< mean over queries of max_j p_j, without the scale
@@ -34,6 +35,8 @@ struct ScaleVariant {
   std::function<double(std::size_t d_k)> scaled_divisor;
   /// ‖J‖_F of one softmax row p of n weights (reference: diag(p) − p pᵀ, NumPy's sum order).
   std::function<double(const double* p, std::size_t n)> jacobian_norm;
+  /// Added to every raw score before anything else (reference: 0; a control's common offset).
+  double score_offset = 0;
 };
 ScaleVariant reference_scale_variant();
 

@@ -22,6 +22,8 @@ namespace {
 
 // φ = elu without the +1: negative for x < 0, so weights can be negative.
 Matrix phi_elu(const Matrix& x) { return xt::where(x > 0.0, x, xt::exp(x) - 1.0); }
+// elu(x) + 1 as written, not piecewise: (eˣ − 1) + 1 rounds to 0 once eˣ < u (x < −37.4).
+Matrix phi_elu_then_one(const Matrix& x) { return xt::where(x > 0.0, x, xt::expm1(x)) + 1.0; }
 
 std::size_t recurrent_state_size(std::size_t n, std::size_t d_k, std::size_t d_v) {
   LinearAttentionState<double> state(d_k, d_v);
@@ -75,7 +77,8 @@ Lesson lesson() {
 
   l.checks.push_back({"linear-rnn.phi-positive", "φ over a grid of [-700, 700] and normal draws",
                       [](const CheckContext&) { return phi_positive(feature_map); },
-                      {broken_code("φ = elu, without the +1", [](const CheckContext&) { return phi_positive(phi_elu); })}});
+                      {broken_code("φ = elu, without the +1", [](const CheckContext&) { return phi_positive(phi_elu); }),
+                       broken_code("φ computed as elu(x) + 1, not piecewise", [](const CheckContext&) { return phi_positive(phi_elu_then_one); })}});
 
   l.checks.push_back({"linear-rnn.convex-combination", "outputs inside the running min/max of the values, each form",
                       convex_combination,
