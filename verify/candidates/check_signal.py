@@ -7,9 +7,13 @@ Two runs, each with TMPDIR a fresh folder of this test's (so that /tmp/vl-candid
 runs cannot confuse it), the candidate's process group id written to a file by its shell:
 
 1. SIGTERM while the candidate hangs inside request 3 (verify/candidates/misbehaving.py hang 3,
-   which also starts a child `sleep`): the audit must die by SIGTERM within 10 s;
-2. SIGINT half a second after a request was seen in flight, wherever the audit then is (in a request, or in our
-   own code running the negative controls): it must end within 10 s, by SIGINT or with 130.
+   which starts a child `sleep`, then leaves a mark file to say it hangs: the test waits for that
+   mark, not for a guessed time): the audit must die by SIGTERM within 10 s;
+2. SIGINT as soon as a request is seen in flight (its folder exists): it must end within 10 s,
+   by SIGINT or with 130.
+
+The 10 s are a guard against an audit that ignores the signal (it would otherwise run on), not
+a timing: a working audit ends at once.
 
 Each time: no vl-candidate-* folder is left in TMPDIR and no process of the candidate's group
 remains.
@@ -48,12 +52,12 @@ def one_run(lessons, root, candidate, sig, ready, accepted_status):
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as scratch:
         pidfile = os.path.join(scratch, "pgid")
         command = f"echo $$ > {pidfile}; exec {candidate}"
-        env = dict(os.environ, TMPDIR=tmp)
+        env = dict(os.environ, TMPDIR=tmp, VL_MISBEHAVING_MARK=os.path.join(scratch, "hanging"))
         audit = subprocess.Popen([lessons, "audit", "--root", root, "--candidate", command], cwd=root, env=env,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
             folders = lambda: glob.glob(os.path.join(tmp, "vl-candidate-*"))
-            if not wait_for(lambda: os.path.exists(pidfile) and folders() and ready(folders()), 60):
+            if not wait_for(lambda: os.path.exists(pidfile) and folders() and ready(folders(), scratch), 60):
                 return [f"{signal.Signals(sig).name}: the audit never reached the point to interrupt"]
             with open(pidfile) as f:
                 pgid = int(f.read())
@@ -87,9 +91,10 @@ def main():
     py = sys.executable
     hang = f"{py} {os.path.join(a.root, 'verify/candidates/misbehaving.py')} hang 3"
     numpy_ref = f"{py} {os.path.join(a.root, 'adapters/numpy_reference.py')}"
-    in_request_3 = lambda dirs: os.path.isdir(os.path.join(dirs[0], "r3")) and time.sleep(1.0) is None
+    # The hanging candidate's mark: it is inside request 3, its child started.
+    in_request_3 = lambda dirs, scratch: os.path.exists(os.path.join(scratch, "hanging"))
     # A request's folder r<id> lives while it is in flight: any one means the audit has begun.
-    after_hello = lambda dirs: bool(glob.glob(os.path.join(dirs[0], "r*"))) and time.sleep(0.5) is None
+    after_hello = lambda dirs, scratch: bool(glob.glob(os.path.join(dirs[0], "r*")))
     problems = one_run(a.lessons, a.root, hang, signal.SIGTERM, in_request_3, (-signal.SIGTERM,))
     problems += one_run(a.lessons, a.root, numpy_ref, signal.SIGINT, after_hello, (-signal.SIGINT, 128 + signal.SIGINT))
     if problems:

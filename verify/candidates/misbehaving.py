@@ -6,8 +6,9 @@ paths (verify/cli/test_candidates.py):
 
 crash        exits with status 3 at request N, and every N-th request of each restart
 crash-once   exits at request N of its first run only (the restart then serves everything): the
-             first run leaves the file $VL_MISBEHAVING_MARK behind to tell the next
-hang         sleeps for an hour at request N (and its child process too: a process group to kill)
+             first run leaves the file $VL_MISBEHAVING_MARK (required) behind to tell the next
+hang         sleeps for an hour at request N (and its child process too: a process group to kill);
+             it first leaves the file $VL_MISBEHAVING_MARK, if set, to say it hangs
 garbage      replies a line that is not JSON at request N
 wrong-id     replies with id + 1000 at request N
 wrong-shape  writes an output with one row too many at request N
@@ -58,6 +59,8 @@ def main():
                 os._exit(3)
             if mode == "hang":
                 subprocess.Popen(["sleep", "3600"])  # a child that must die with the group
+                if os.environ.get("VL_MISBEHAVING_MARK"):  # tell a test "hanging now, child started"
+                    open(os.environ["VL_MISBEHAVING_MARK"], "w").close()
                 time.sleep(3600)
             if mode == "garbage":
                 print("this is not JSON", flush=True)

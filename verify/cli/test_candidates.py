@@ -52,10 +52,9 @@ def audit(candidate, *args, claims=CLAIMS, env=None):
     full_env = dict(os.environ, VL_TEST_TOKEN=token, **(env or {}))
     with tempfile.TemporaryDirectory() as tmp:
         report = os.path.join(tmp, "audit.json")
-        start = time.monotonic()
+        # timeout: a guard against a hung audit (the test then fails), not a timing
         run = subprocess.run([LESSONS, "audit", *claims, "--root", SOURCE, "--candidate", candidate, "--json", report, *args],
                              capture_output=True, text=True, timeout=120, env=full_env, cwd=tmp)
-        run.seconds = time.monotonic() - start
         run.claims = {}
         if os.path.exists(report):
             with open(report) as f:
@@ -95,7 +94,6 @@ class CandidateErrors(unittest.TestCase):
     def test_hang_is_killed_at_the_timeout(self):
         run = self.misbehave("hang", "--candidate-timeout", "2")
         self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
-        self.assertLess(run.seconds, 20)
         self.assertEqual([run.claims[c]["status"] for c in CLAIMS], ["error"] * 3, run.stdout)
         self.assertIn("request 1 (attention): the candidate sent no reply within 2 s (its process group was killed)", run.stdout)
         self.assertIn("request 2 (attention): not sent: the candidate timed out at request 1 (attention)", run.stdout)
@@ -105,7 +103,6 @@ class CandidateErrors(unittest.TestCase):
         run = self.misbehave("no-hello", "--candidate-timeout", "2")
         self.assertEqual(run.returncode, 2)
         self.assertIn("no reply to the hello", run.stderr)
-        self.assertLess(run.seconds, 20)
 
     def test_lies(self):
         for mode, text in (("garbage", "the reply is not a JSON object: 'this is not JSON'"),
