@@ -280,7 +280,7 @@ ArrayResult compare_array(const std::filesystem::path& golden_dir, const ArrayGo
                            fmt::join(expected.shape(), ", "));
     r.max_abs_error = INFINITY;
   } else {
-    const double worst = max_abs_diff(produced, expected);  // a NaN only matches a NaN (numeric/compare.hpp)
+    const double worst = max_abs_diff(produced, expected);  // ∞ where either side is not finite (numeric/compare.hpp)
     r.max_abs_error = worst;
     r.passed = worst <= golden.abs_tolerance;
     r.detail = fmt::format("max |produced − golden| = {:.2e} (tolerance {:.0e})", worst, golden.abs_tolerance);
