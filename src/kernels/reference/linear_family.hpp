@@ -16,7 +16,9 @@
 //              O = s · ((Q ⊙ e^G) S₀ + tril(Q Kᵀ ⊙ D) U)                          O(n²·d)
 //   chunked    the parallel form inside chunks of c tokens, the state between them; the delta
 //              rules through the UT transform T = (I + tril(diag β (K Kᵀ ⊙ D), −1))⁻¹ diag β,
-//              W = T (K ⊙ e^G), U = T V − W S                                      O(n·c·d + n·d²)
+//              W = T (K ⊙ e^G), U = T V − W S                                      O(n·c·d + n·d² + n·c²)
+// Every multiply-add is tallied in the counter of work_counters.hpp (matmul's, and the loops' own
+// beside them); the lesson linear-family's cost claim compares the tallies with the formulas.
 // With per-key-dimension decay the mask is per dimension: (Q Kᵀ ⊙ D)_ts = Σ_d q_td k_sd e^{G_td − G_sd}.
 // Every exponent G_t − G_s with s ≤ t is ≤ 0 for g ≤ 0, so no factor overflows.
 #include <cmath>
@@ -74,11 +76,11 @@ struct OnnxStep {
         for (std::size_t d = 0; d < dk; ++d) read += S(d, m) * h.k(t, d);
         u(m) = h.beta(t) * (u(m) - read);
       }
-      multiply_adds() += std::uint64_t(dk) * dv;  // the read Sᵀk_t
+      multiply_adds() += std::uint64_t(dk) * dv;  // the read Sᵀk_t: the d_k × d_v loop above
     }
     for (std::size_t d = 0; d < dk; ++d)
       for (std::size_t m = 0; m < dv; ++m) S(d, m) += h.k(t, d) * u(m);
-    multiply_adds() += std::uint64_t(dk) * dv;  // the write k_t u_tᵀ
+    multiply_adds() += std::uint64_t(dk) * dv;  // the write k_t u_tᵀ: the d_k × d_v loop above
   }
 };
 
@@ -111,7 +113,7 @@ FamilyHeadResult<T> family_recurrent(UpdateRule rule, const FamilyHead<T>& h, T 
         for (std::size_t d = 0; d < dk; ++d) acc += h.q(j, t, d) * r.state(d, m);
         r.o(j, t, m) = scale * acc;
       }
-    multiply_adds() += std::uint64_t(G) * dk * dv;  // the reads Sᵀq_t
+    multiply_adds() += std::uint64_t(G) * dk * dv;  // the reads Sᵀq_t: the G × d_v × d_k loop above
   }
   return r;
 }
@@ -145,13 +147,15 @@ xt::xtensor<T, 2> masked_products(const EX& x, const EK& k, const xt::xtensor<T,
     return P;
   }
   P = xt::zeros<T>({m, m});
+  std::uint64_t done = 0;  // the loop's multiply-adds, tallied as it runs
   for (std::size_t t = 0; t < m; ++t)
     for (std::size_t s = 0; s < (strict ? t : t + 1); ++s) {
       T acc = 0;
       for (std::size_t d = 0; d < dk; ++d) acc += x(t, d) * k(s, d) * std::exp(G(t, d) - G(s, d));
       P(t, s) = acc;
+      done += dk;
     }
-  multiply_adds() += (strict ? std::uint64_t(m) * (m - (m ? 1 : 0)) : std::uint64_t(m) * (m + 1)) / 2 * dk;
+  multiply_adds() += done;
   return P;
 }
 
@@ -202,13 +206,15 @@ FamilyHeadResult<T> family_parallel(UpdateRule rule, const FamilyHead<T>& h, T s
   if (delta(rule)) {
     const xt::xtensor<T, 2> M = masked_products<T>(h.k, h.k, Gc, per_dimension, true);
     U -= matmul<T>(decayed<T>(h.k, Gc), h.s0);
+    std::uint64_t done = 0;  // the substitution's multiply-adds, tallied as it runs
     for (std::size_t t = 0; t < n; ++t)
       for (std::size_t m = 0; m < dv; ++m) {
         T acc = U(t, m);  // row t: U_t = β_t (R_t − Σ_{s<t} M_ts U_s)
         for (std::size_t s = 0; s < t; ++s) acc -= M(t, s) * U(s, m);
         U(t, m) = h.beta(t) * acc;
+        done += t;
       }
-    multiply_adds() += std::uint64_t(n) * (n - (n ? 1 : 0)) / 2 * dv;
+    multiply_adds() += done;
   }
   FamilyHeadResult<T> r{xt::zeros<T>({G, n, dv}), {}};
   read_block(rule, h, 0, n, h.s0, U, Gc, per_dimension, scale, r.o);
@@ -225,15 +231,17 @@ struct UtTransform {
     const xt::xtensor<T, 2> M = masked_products<T>(k, k, G, per_dimension, true);
     const std::size_t m = M.shape(0);
     xt::xtensor<T, 2> Tm = xt::zeros<T>({m, m});
+    std::uint64_t done = 0;  // the substitution's multiply-adds, tallied as it runs
     for (std::size_t t = 0; t < m; ++t) {
       Tm(t, t) = beta(t);
       for (std::size_t c = 0; c < t; ++c) {
         T acc = 0;
         for (std::size_t s = c; s < t; ++s) acc += M(t, s) * Tm(s, c);
         Tm(t, c) = -beta(t) * acc;
+        done += t - c;
       }
     }
-    multiply_adds() += (std::uint64_t(m) * m * m - m) / 6;  // Σ_t Σ_{c<t} (t − c) = (m − 1)·m·(m + 1)/6
+    multiply_adds() += done;
     return Tm;
   }
 };

@@ -1,11 +1,13 @@
 #pragma once
 // The kernels' work counters: multiply-adds and sequential state updates, tallied per thread.
 //
-// The cost claims count work with them instead of timing it. Every product a reference kernel
-// does adds its m·n·k multiply-adds (matmul/matvec in matmul.hpp, and the kernels' own loops
-// beside the loop they count); every update of a recurrent state (one token's, or one chunk's)
-// adds one state update: each reads the state the previous one left, so they form a chain that
-// cannot run in parallel (Vaswani et al. 2017, Table 1's "sequential operations").
+// The cost claims count work with them instead of timing it. Every product through matmul/matvec
+// (matmul.hpp) adds its m·n·k multiply-adds, and so do the hand-written loops of the kernels the
+// cost claims count (linear_family.hpp), beside the loop they count; other kernels' own loops
+// (a backward's row dot, a layer norm's variance) are not counted. Every update of a recurrent
+// state (one token's, or one chunk's) adds one state update: each reads the state the previous
+// one left, so they form a chain that cannot run in parallel (Vaswani et al. 2017, Table 1's
+// "sequential operations").
 #include <cstdint>
 
 namespace vl {

@@ -158,6 +158,12 @@ ScaleVariant jacobian_without_outer() {
   });
 }
 
+ScaleVariant dk_then_gain() {  // divided by d_k, then the softmax fed √d_k times that: the compression undone
+  return variant_with([](ScaleVariant& v) {
+    v.scaled_divisor = [](std::size_t d_k) { return double(d_k); };
+    v.scaled_softmax_gain = [](std::size_t d_k) { return std::sqrt(double(d_k)); };
+  });
+}
 ScaleVariant scores_offset() {
   return variant_with([](ScaleVariant& v) { v.score_offset = 1.0; });
 }
@@ -186,7 +192,8 @@ std::vector<ClaimCheck> scale_checks() {
       {"attention.dk-compresses", "the scaled branch divided by d_k: std and max weight, d_k = 4 … 1024, seeds 1 and 2",
        on(dk_compresses, divides_by_dk()),
        {broken_code("divided by √d_k (the lesson's scale)", on(dk_compresses, ref)),
-        broken_code("scale removed", on(dk_compresses, scale_removed()))}},
+        broken_code("scale removed", on(dk_compresses, scale_removed())),
+        broken_code("divided by d_k, the softmax fed √d_k times the scores", on(dk_compresses, dk_then_gain()))}},
   };
 }
 

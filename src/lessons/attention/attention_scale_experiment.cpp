@@ -86,6 +86,8 @@ ScaleVariant reference_scale_variant() {
           }
         return std::sqrt(numpy::pairwise_sum(sq.data(), n * n));
       },
+      0.0,      // no offset
+      nullptr,  // no gain before the softmax
   };
 }
 
@@ -106,6 +108,8 @@ std::vector<ScaleRow> scale_experiment(std::uint64_t seed, const ScaleVariant& v
       for (double& x : raw) x /= raw_div;
     for (double& x : scaled) x /= scaled_div;
     r.scaled_std = numpy::array_std(scaled.data(), scaled.size());
+    if (variant.scaled_softmax_gain)
+      for (double& x : scaled) x *= variant.scaled_softmax_gain(r.d_k);
     softmax_rows_numpy(raw);
     softmax_rows_numpy(scaled);
     std::tie(r.raw_max_weight, r.raw_jacobian) = max_weight_and_jacobian(raw, variant);

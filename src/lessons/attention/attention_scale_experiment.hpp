@@ -37,6 +37,9 @@ struct ScaleVariant {
   std::function<double(const double* p, std::size_t n)> jacobian_norm;
   /// Added to every raw score before anything else (reference: 0; a control's common offset).
   double score_offset = 0;
+  /// Multiplies the "with" branch's scores after their std is taken, before the softmax
+  /// (reference: none, 1; a control's temperature).
+  std::function<double(std::size_t d_k)> scaled_softmax_gain;
 };
 ScaleVariant reference_scale_variant();
 

@@ -22,7 +22,7 @@ namespace {
 
 // φ = elu without the +1: negative for x < 0, so weights can be negative.
 Matrix phi_elu(const Matrix& x) { return xt::where(x > 0.0, x, xt::exp(x) - 1.0); }
-// elu(x) + 1 as written, not piecewise: (eˣ − 1) + 1 rounds to 0 once eˣ < u (x < −37.4).
+// elu(x) + 1 as written, not piecewise: (eˣ − 1) + 1 rounds to 0 once eˣ ≤ 2⁻⁵⁴ (x < −37.4).
 Matrix phi_elu_then_one(const Matrix& x) { return xt::where(x > 0.0, x, xt::expm1(x)) + 1.0; }
 
 std::size_t recurrent_state_size(std::size_t n, std::size_t d_k, std::size_t d_v) {
