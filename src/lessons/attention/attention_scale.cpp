@@ -164,6 +164,18 @@ ScaleVariant dk_then_gain() {  // divided by d_k, then the softmax fed √d_k ti
     v.scaled_softmax_gain = [](std::size_t d_k) { return std::sqrt(double(d_k)); };
   });
 }
+ScaleVariant dk_then_flat() {  // divided by d_k, then fed to the softmax with std 1/32 at every d_k: flat near 1/16
+  return variant_with([](ScaleVariant& v) {
+    v.scaled_divisor = [](std::size_t d_k) { return double(d_k); };
+    v.scaled_softmax_gain = [](std::size_t d_k) { return std::sqrt(double(d_k)) / 32.0; };
+  });
+}
+ScaleVariant dk_then_quarter() {  // divided by d_k, then fed d_k^¼ times that: falling, but not to 1/16
+  return variant_with([](ScaleVariant& v) {
+    v.scaled_divisor = [](std::size_t d_k) { return double(d_k); };
+    v.scaled_softmax_gain = [](std::size_t d_k) { return std::pow(double(d_k), 0.25); };
+  });
+}
 ScaleVariant scores_offset() {
   return variant_with([](ScaleVariant& v) { v.score_offset = 1.0; });
 }
@@ -193,7 +205,10 @@ std::vector<ClaimCheck> scale_checks() {
        on(dk_compresses, divides_by_dk()),
        {broken_code("divided by √d_k (the lesson's scale)", on(dk_compresses, ref)),
         broken_code("scale removed", on(dk_compresses, scale_removed())),
-        broken_code("divided by d_k, the softmax fed √d_k times the scores", on(dk_compresses, dk_then_gain()))}},
+        broken_code("divided by d_k, the softmax fed √d_k times the scores", on(dk_compresses, dk_then_gain())),
+        broken_code("divided by d_k, the softmax fed scores of spread 1/32 at every d_k (flat near 1/16)",
+                    on(dk_compresses, dk_then_flat())),
+        broken_code("divided by d_k, the softmax fed d_k^¼ times the scores (falling, not to 1/16)", on(dk_compresses, dk_then_quarter()))}},
   };
 }
 
