@@ -42,7 +42,6 @@ import tryit  # noqa: E402  (docs/tryit.py: the interactive panels)
 from page_anchors import claim_anchor, listing_anchor, page_name  # noqa: E402  (shared with the conformance matrix)
 
 HERE = Path(__file__).resolve().parent
-READINGS = json.loads((HERE / "claim_readings.json").read_text(encoding="utf-8"))["claims"]
 GLOSS = json.loads((HERE / "gloss.json").read_text(encoding="utf-8"))["phrases"]
 
 ENGINE_BLOCKS = ("claim", "listing", "output", "rules")
@@ -261,26 +260,28 @@ def holds(measured, tol, compare):
     return {"<=": m <= t, "<": m < t, ">=": m >= t, ">": m > t, "==": m == t}[compare]
 
 
-def reading(cid: str, measured, tol, compare, failed: bool = False) -> str:
-    """'max |ours − torch| 2.2·10⁻¹⁶ ≤ 10⁻¹²', 'workspace at n = 65536 0.31 MiB < 64 MiB' (HTML). The
-    direction is the spec's compare; claim_readings.json names the quantity and its unit only."""
-    r = READINGS.get(cid, {})
+def reading(measure: tuple, measured, tol, compare, failed: bool = False) -> str:
+    """'largest |ours − torch| 2.2·10⁻¹⁶ ≤ 10⁻¹²', 'workspace at n = 65536 0.21 MiB < 64 MiB' (HTML).
+    measure: (quantity, unit), the spec's `measure:` and `unit:` lines (bytes shown in MiB); the
+    direction is the spec's compare."""
+    quantity, unit = measure
     op = COMPARE_SIGN.get(compare, "?")
     if failed:
         op = NEGATED_SIGN.get(op, "?")
     t = _tolerance_number(tol)
     m = _measured_number(measured)
-    unit = r.get("unit", "")
-    scale = r.get("scale", 1)
+    scale = 1
+    if unit == "bytes":
+        unit, scale = "MiB", 1 << 20
     if t is None:  # "tolerance: none": a yes/no check, its measured value is what it found
-        return f'{typeset_text(r.get("quantity", "measured"))} {fmt_number(measured)} (no tolerance: a yes/no check)'
+        return f'{typeset_text(quantity or "measured")} {fmt_number(measured)} (no tolerance: a yes/no check)'
     bound = t
     if isinstance(m, (int, float)) and not (isinstance(m, float) and math.isinf(m)) and scale != 1:
         shown_m, shown_b = f"{m / scale:.2f}", f"{bound / scale:g}"
     else:
         shown_m, shown_b = fmt_number(measured), fmt_number(bound)
     u = f" {esc(unit)}" if unit else ""
-    return f'{typeset_text(r.get("quantity", "measured"))} {shown_m}{u} {op} {shown_b}{u}'
+    return f'{typeset_text(quantity or "measured")} {shown_m}{u} {op} {shown_b}{u}'
 
 
 SUBSCRIPT = re.compile(r"(?<![\w&])(max|min|[A-Za-zα-ωΣ√])_(\{[^}]*\}|[A-Za-z0-9]+)")
@@ -373,12 +374,20 @@ class LessonPage:
                 self.in_precisions.setdefault(c["id"], []).append(c)
         self.listings = {li["id"]: li for li in (result or {}).get("listings", [])}
         self.rules = {}
+        self.measures = {}  # claim id -> (quantity, unit): the spec's measure: and unit: lines
         if spec:
             for b in spec.blocks:
                 if b.kind == "rules":
                     self.rules.setdefault(b.ref, []).extend(b.rules)
+                if b.kind == "claim":
+                    self.measures[b.get("id")] = (b.get("measure"), b.get("unit"))
         self.figures = []
         self.warnings = []
+
+    def measure(self, cid) -> tuple:
+        """(quantity, unit) of a claim's measured value: the spec's, or the audit's copy of it."""
+        c = self.claims.get(cid) or {}
+        return self.measures.get(cid) or (c.get("measure", ""), c.get("unit", ""))
 
     # -- status ---------------------------------------------------------------------------
     def status(self) -> str:
@@ -500,7 +509,7 @@ class LessonPage:
             rows.append(
                 f'<div class="vl-check"><span class="vl-label">Check</span> <span class="vl-check-name">{esc(ch["name"])}</span>'
                 f'<div class="vl-measure"><span class="vl-measured {"vl-ok" if ok else "vl-bad"}">'
-                f'{reading(cid, ch.get("measured"), tol, compare, failed=not ok)}</span> {verdict("passed" if ok else "failed", True)}</div>'
+                f'{reading(self.measure(cid), ch.get("measured"), tol, compare, failed=not ok)}</span> {verdict("passed" if ok else "failed", True)}</div>'
                 f'<div class="vl-detail">{esc(ch.get("detail", ""))}</div>'
                 + (f'<div class="vl-why">error: {esc(ch["error"])}</div>' if ch.get("error") else "") + '</div>')
             ctls = ch.get("controls", [])
@@ -540,7 +549,8 @@ class LessonPage:
             if x["status"] == "not applicable":
                 what = esc(x.get("why", ""))
             else:
-                what = "; ".join(reading(cid, ch.get("measured"), x["tolerance"], compare, failed=not ch.get("passed")) for ch in checks)
+                what = "; ".join(reading(self.measure(cid), ch.get("measured"), x["tolerance"], compare, failed=not ch.get("passed"))
+                                 for ch in checks)
                 if controls:
                     what += f'; {sum(bool(c.get("rejected")) for c in controls)}/{len(controls)} negative controls rejected'
                 if x.get("why"):
@@ -561,7 +571,7 @@ class LessonPage:
         elif not ctl.get("rejected"):
             how = "the check passed it"
         elif within is False:
-            how = f'rejected: {reading(cid, ctl.get("measured"), tol, compare, failed=True)}'
+            how = f'rejected: {reading(self.measure(cid), ctl.get("measured"), tol, compare, failed=True)}'
         elif unmet:  # the number is within the tolerance; a condition of the claim failed
             how = "rejected: " + typeset_text("; ".join(unmet))
         else:

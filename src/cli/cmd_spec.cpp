@@ -52,7 +52,7 @@ nlohmann::ordered_json block_json(const Spec& spec, const SpecBlock& b, const st
       const Claim& c = spec.claims[b.index];
       j["claim"] = {{"id", c.id}, {"kind", to_string(c.kind)}, {"tolerance", c.tolerance_text},
                     {"compare", c.compare ? nlohmann::ordered_json(to_string(*c.compare)) : nlohmann::ordered_json()}, {"statement", c.statement},
-                    {"source", c.source}, {"refutes", c.refutes}, {"subject", to_string(c.subject)}, {"terms", c.terms}};
+                    {"source", c.source}, {"measure", c.measure}, {"unit", c.unit}, {"refutes", c.refutes}, {"subject", to_string(c.subject)}, {"terms", c.terms}};
       nlohmann::ordered_json gaps = nlohmann::ordered_json::array();
       for (const auto& g : c.term_gaps) gaps.push_back({{"term", g.term}, {"why", g.note}});
       j["claim"]["term_gaps"] = gaps;

@@ -35,6 +35,8 @@ nlohmann::json claim_json(const ClaimResult& c) {
                       {"kind", to_string(c.claim.kind)},
                       {"statement", c.claim.statement},
                       {"source", c.claim.source},
+                      {"measure", c.claim.measure},
+                      {"unit", c.claim.unit},
                       {"refutes", c.claim.refutes},
                       {"tolerance", c.claim.tolerance_text},
                       {"compare", c.claim.compare ? nlohmann::json(to_string(*c.claim.compare)) : nlohmann::json()},

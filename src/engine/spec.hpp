@@ -81,6 +81,10 @@ struct Claim {
   std::string stated_bound() const;
   std::string statement;
   std::string source;
+  /// `measure:` the quantity the measured value is, in words ("largest |row sum − 1|", "growth
+  /// exponent"), and `unit:` its unit (empty: a pure number); the reports name the value with them.
+  std::string measure;
+  std::string unit;
   /// `refutes:` the lesson's own sentence this claim shows wrong, quoted and glossed in English
   /// (specs/README.md, "Refuted statements"). Empty for a claim that states what the lesson says.
   /// Its statement is what is true instead, and its check demonstrates it: when the check passes

@@ -419,7 +419,7 @@ class Parser {
     std::size_t compare_line = open;
     for (const auto& [key, v] :
          fields(open, body, {"id", "kind", "tolerance", "tolerance-float32", "tolerance-bfloat16", "tolerance-float16", "compare",
-                             "statement", "source", "refutes", "subject", "terms"})) {
+                             "statement", "source", "measure", "unit", "refutes", "subject", "terms"})) {
       const auto& [value, index] = v;
       if (key == "id") c.id = value;
       else if (key.rfind("tolerance-", 0) == 0) {
@@ -442,6 +442,8 @@ class Parser {
       else if (key == "statement") c.statement = value;
       else if (key == "source") c.source = value;
       else if (key == "refutes") c.refutes = value;
+      else if (key == "measure") c.measure = value;
+      else if (key == "unit") c.unit = value;
       else if (key == "kind") {
         static const std::map<std::string, ClaimKind> kinds{{"identity", ClaimKind::identity},
             {"invariant", ClaimKind::invariant}, {"bound", ClaimKind::bound},

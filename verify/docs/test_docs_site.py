@@ -179,6 +179,19 @@ class DocsSite(SiteHelpers, unittest.TestCase):
         commit = self.audit()["provenance"]["commit"]
         self.assertIn(commit, html_text)
 
+    def test_11_every_card_names_its_quantity(self):
+        # A card's headline says what was measured, from the spec's measure: line ("largest |row
+        # sum − 1| 2.2·10⁻¹⁶ ≤ 10⁻⁶"), never a bare "measured 0 ≤ 0"; the same for the controls.
+        bare = []
+        for lesson in self.audit()["lessons"]:
+            page = self.out / "html" / f"lesson_{lesson['id'].replace('-', '_')}.html"
+            text = page.read_text(encoding="utf-8")
+            cards = re.findall(r'class="vl-measured[^"]*">(.*?)</span>', text, re.S)
+            self.assertTrue(cards, f"{page.name}: no card headline found")
+            bare += [f"{page.name}: {c[:60]}" for c in cards if re.match(r"\s*measured\b", c)]
+            bare += [f"{page.name}: {c[:60]}" for c in re.findall(r"rejected: (measured [^<]{0,60})", text)]
+        self.assertEqual(bare, [], "cards that do not name their quantity")
+
     def test_8_architecture_page_links_resolve(self):
         # docs/pages/architecture.md links the source files it describes: each must be in the site.
         page = self.out / "html" / "architecture.html"
