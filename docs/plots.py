@@ -19,6 +19,7 @@ build fails (generate.py): a plot never silently disappears.
 """
 from __future__ import annotations
 
+import json
 import re
 import sys
 import textwrap
@@ -315,8 +316,8 @@ def attention_scale(ctx: Context):
         a1.set_xlabel(r"$d_k$")
         a1.set_title(r"Raw scores grow like $\sqrt{d_k}$")
         a1.legend()
-        a2.semilogx(dk, t[:, 4], "o-", color=RED, lw=2, base=2, label="without 1/√d_k")
-        a2.semilogx(dk, t[:, 6], "o-", color=BLUE, lw=2, base=2, label="with 1/√d_k")
+        a2.semilogx(dk, t[:, 4], "o-", color=RED, lw=2, base=2, label=r"without $1/\sqrt{d_k}$")
+        a2.semilogx(dk, t[:, 6], "o-", color=BLUE, lw=2, base=2, label=r"with $1/\sqrt{d_k}$")
         if doc is not None and len(doc) == len(t):
             a2.semilogx(doc[:, 0], doc[:, 4], "o", mfc="none", mec=GREY, ms=9, base=2, label="documented")
             a2.semilogx(doc[:, 0], doc[:, 6], "o", mfc="none", mec=GREY, ms=9, base=2)
@@ -335,6 +336,30 @@ def attention_scale(ctx: Context):
                              "1/√d_k scale. Without it the softmax saturates and the gradient vanishes as d_k grows.",
                              ("listing", li["id"])))
     return figs
+
+
+# ---------------------------------------------------------------------------------------------
+# Figure text in English: a label the lesson prints in its own language is drawn in our English
+# (docs/gloss.json, the glosses the pages show under the listings), and the caption quotes the
+# lesson's words.
+
+GLOSS = json.loads((Path(__file__).resolve().parent / "gloss.json").read_text(encoding="utf-8"))["phrases"]
+
+
+def english(label: str) -> str:
+    """The gloss of a label the lesson prints (the label itself when it has none)."""
+    return GLOSS.get(label.strip(), label.strip())
+
+
+def lesson_words(labels) -> str:
+    """' The lesson prints them as «…», «…».' for the labels drawn in translation (else '')."""
+    quoted = [f"«{x.strip()}»" for x in labels if english(x) != x.strip()]
+    return f" The lesson prints them as {', '.join(quoted)}." if quoted else ""
+
+
+# The weight arrays' names, as a reader says them.
+ARRAY_TITLES = {"W_unmasked": "weights, no mask", "W_causal": "weights, causal mask",
+                "weights": "weights, no mask", "weights_causal": "weights, causal mask"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -365,7 +390,7 @@ def masking_influence(ctx: Context):
         width = 0.8 / len(series)
         for k, (label, values) in enumerate(series):
             x = np.arange(n) + (k - (len(series) - 1) / 2) * width
-            ax.bar(x, values, width=width, label=label, color=[BLUE, RED, GREEN][k % 3])
+            ax.bar(x, values, width=width, label=english(label), color=[BLUE, RED, GREEN][k % 3])
             for xi, v in zip(x, values):
                 if v == 0:
                     ax.text(xi, 0, "0", ha="center", va="bottom", fontsize=7, color="#444")
@@ -377,7 +402,7 @@ def masking_influence(ctx: Context):
         figs.append(ctx.save(fig, f"influence-{li['id'].split('.')[-1]}",
                              f"This build's {li['id']}: for each position, the largest change of its output when "
                              "the later tokens are replaced. With the causal mask, the positions before the change "
-                             "stay exactly at zero.", ("listing", li["id"])))
+                             "stay exactly at zero." + lesson_words(label for label, _ in series), ("listing", li["id"])))
     return figs
 
 
@@ -409,16 +434,18 @@ def role_heatmaps(ctx: Context):
         tables = printed_tables(li.get("produced", []))
         if len(tables) != 3:
             continue
-        # Constrained layout and titles wrapped at ~26 characters: the lesson's (Italian) titles
-        # are long enough to run into each other over three panels.
+        # Constrained layout and titles wrapped at ~26 characters, in English (the lesson's own,
+        # quoted in the caption, are long enough to run into each other over three panels).
         fig, axes = plt.subplots(1, 3, figsize=(9.6, 3.8), layout="constrained")
         vmax = max(float(t.max()) for _, t in tables) or 1.0
         for k, (ax, (title, t)) in enumerate(zip(axes, tables)):
-            im = ax.imshow(t, cmap="Blues", vmin=0, vmax=vmax, interpolation="nearest")
+            # aspect auto: the three panels share one height whatever their shapes (the encoder-decoder
+            # table is 5 × 6), so that they stand in line.
+            im = ax.imshow(t, cmap="Blues", vmin=0, vmax=vmax, interpolation="nearest", aspect="auto")
             for (i, j), v in np.ndenumerate(t):
                 if v == 0:
                     ax.text(j, i, "0", ha="center", va="center", fontsize=7, color=RED)
-            ax.set_title(textwrap.fill(title.split("(")[0].strip(), 26), fontsize=9)
+            ax.set_title(textwrap.fill(english(title.split("(")[0]), 26, break_on_hyphens=False), fontsize=9)
             ax.set_xlabel("input position replaced")
             if k == 0:
                 ax.set_ylabel("output position")
@@ -428,7 +455,8 @@ def role_heatmaps(ctx: Context):
                              f"This build's {li['id']}: for each role of the attention, how much output position i "
                              "moves when input position j alone is replaced. Full for the encoder and for the "
                              "encoder-decoder attention; lower-triangular, with exact zeros (red), for the masked "
-                             "decoder self-attention.", ("listing", li["id"])))
+                             "decoder self-attention." + lesson_words(title.split("(")[0] for title, _ in tables),
+                             ("listing", li["id"])))
     return figs
 
 
@@ -489,12 +517,13 @@ def attention_heatmaps(ctx: Context):
                     ax.axis("off")
                     continue
                 im = ax.imshow(w[c], cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
-                ax.set_title(f"{name}, head {c}", fontsize=8.5)
+                if r == 0:
+                    ax.set_title(f"head {c}", fontsize=8.5)
                 ax.set_xticks(range(w.shape[2]))
                 ax.set_yticks(range(w.shape[1]))
                 ax.tick_params(labelsize=6.5)
-                if c == 0:
-                    ax.set_ylabel("query i", fontsize=8)
+                if c == 0:  # the row's array, as a reader says it, beside its first panel
+                    ax.set_ylabel(f"{ARRAY_TITLES.get(name, name)}\nquery i", fontsize=8)
                 if r == len(order) - 1:
                     ax.set_xlabel("key j", fontsize=8)
         fig.colorbar(im, ax=axes, fraction=0.02, pad=0.02, label="weight")

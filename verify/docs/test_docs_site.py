@@ -10,6 +10,7 @@ every state they offer, exactly the weights and outputs the audit compared with 
 
 Without VL_DOCS_BUILD it builds the site into a temporary folder first.
 """
+import json
 import re
 import urllib.parse
 from html import unescape as html_unescape
@@ -191,6 +192,18 @@ class DocsSite(SiteHelpers, unittest.TestCase):
             bare += [f"{page.name}: {c[:60]}" for c in cards if re.match(r"\s*measured\b", c)]
             bare += [f"{page.name}: {c[:60]}" for c in re.findall(r"rejected: (measured [^<]{0,60})", text)]
         self.assertEqual(bare, [], "cards that do not name their quantity")
+
+    def test_12_figures_speak_english(self):
+        # The lessons print Italian labels; a figure draws them in English (docs/gloss.json) and its
+        # caption quotes the lesson's words. Matplotlib writes each drawn string into the SVG as a
+        # comment beside its glyphs, so a gloss phrase in an SVG is a phrase drawn untranslated.
+        phrases = json.loads((SOURCE / "docs" / "gloss.json").read_text(encoding="utf-8"))["phrases"]
+        figures = [p for p in sorted((self.out / "html").glob("*.svg")) if p.name != "doxygen.svg"]
+        self.assertTrue(figures, "no figures in the site")
+        drawn = {p.name: p.read_text(encoding="utf-8") for p in figures}
+        untranslated = [f"{name}: «{w}»" for name, text in drawn.items() for w in phrases if f"<!-- {w}" in text]
+        self.assertEqual(untranslated, [], "figure text not in English")
+        self.assertNotIn("W_unmasked", "".join(drawn.values()), "a heat map titled by a variable name")
 
     def test_8_architecture_page_links_resolve(self):
         # docs/pages/architecture.md links the source files it describes: each must be in the site.
