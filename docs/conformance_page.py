@@ -154,8 +154,16 @@ def write_conformance_page(lessons, source: Path, out: Path, pages: Path, plain_
              + "".join(f"- **{name}**: `lessons audit {quoted(audit_arguments(name, args))} --json`; ONNX's cases: "
                        f"`lessons onnx DIR {quoted(args)}`\n" for name, args in selectors))
     page = pages / "conformance.md"
-    page.write_text(text)
+    page.write_text(portable(text, source))
     return page
+
+
+def portable(text: str, source: Path) -> str:
+    """The page as any reader's checkout would say it: the candidates' commands as the audits ran
+    them name this machine's checkout and interpreter (/usr/bin/python3 /home/…/adapters/x.py);
+    the page names the files relative to the checkout and the interpreter by its command."""
+    text = text.replace(f"{Path(source).resolve()}/", "").replace(f"{source}/", "")
+    return re.sub(r"(?<![\w./-])/(?:[\w.+-]+/)*bin/(python3|node)\b", r"\1", text)
 
 
 if __name__ == "__main__":

@@ -205,6 +205,18 @@ class DocsSite(SiteHelpers, unittest.TestCase):
         self.assertEqual(untranslated, [], "figure text not in English")
         self.assertNotIn("W_unmasked", "".join(drawn.values()), "a heat map titled by a variable name")
 
+    def test_13_no_machine_path_on_a_written_page(self):
+        # A page is read on other machines: it names files relative to the checkout, never this
+        # build machine's folders or interpreter (the conformance page quoted the candidates'
+        # commands as /usr/bin/python3 /work/…/adapters/…).
+        html = self.out / "html"
+        pages = [p for p in sorted(html.glob("*.html")) if p.stem.startswith("lesson_") and not p.stem.endswith(("_8hpp", "_8cpp"))
+                 or p.stem in EXTRA_PAGES or p.stem == "index"]
+        machine = re.compile(r"(?<![\w.:/-])/(?:usr|home|tmp|work|root|opt|var|srv)/[\w./+-]+")
+        found = [f"{p.name}: {m}" for p in pages for m in sorted(set(machine.findall(p.read_text(encoding="utf-8"))))]
+        self.assertIn("conformance.html", [p.name for p in pages])
+        self.assertEqual(found, [], "machine paths on the pages")
+
     def test_8_architecture_page_links_resolve(self):
         # docs/pages/architecture.md links the source files it describes: each must be in the site.
         page = self.out / "html" / "architecture.html"
