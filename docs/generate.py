@@ -754,7 +754,8 @@ class LessonPage:
         return self.arrays_table(lid) + self.figures_after("listing", lid) + (htmlonly(panel) if panel else "")
 
     def render(self) -> str:
-        self.figures = plots.figures_for(self.result, self.spec, self.img_dir, self.warnings, self.arrays)
+        self.figures = plots.figures_for(self.result, self.spec, self.img_dir, self.warnings, self.arrays,
+                                         (self.audit or {}).get("provenance", {}))
         name = page_name(self.lesson_id)
         title = escape_doxygen_text(plain_title(self.title))
         # The opening: the audit's summary (once), what the lesson claims as a short list, its files.
@@ -845,6 +846,16 @@ def spec_link(name: str) -> str:
     return f'<a href="{spec_href(name)}"><code>specs/{esc(name)}</code></a>'
 
 
+def mutation_label() -> str:
+    """': a committed run of DATE, not this build's' — the mutation page is not woven from this build
+    (a full run takes hours): the index says so beside this build's evidence."""
+    try:
+        meta = json.loads((HERE / "pages" / "mutation.json").read_text(encoding="utf-8"))["meta"]
+    except (OSError, ValueError, KeyError):
+        return " (no run recorded)"
+    return f" (a committed run of {meta.get('date', '?')}, from earlier commits, not this build's)"
+
+
 def render_index(pages, audit, audit_error: str, spec_error: str = "") -> str:
     parts = ["Verified Lessons {#mainpage}\n================\n"]
     parts.append(
@@ -890,7 +901,7 @@ def render_index(pages, audit, audit_error: str, spec_error: str = "") -> str:
     parts.append("- @ref architecture — the code, layer by layer, and why it is built so\n"
                  "- @ref candidates — how the audit judges an implementation it did not write: a program speaking the protocol\n"
                  "- @ref conformance — every computation claim against every implementation this build audited\n"
-                 "- @ref mutation — how many deliberately broken copies of our code the tests catch\n")
+                 f"- @ref mutation — how many deliberately broken copies of our code the tests catch{mutation_label()}\n")
     parts.append("# How to read a lesson {#reading}\n")
     parts.append(htmlonly(
         '<table class="vl-table vl-legend"><thead><tr><th>rule</th><th>a produced line passes when</th></tr></thead><tbody>'

@@ -59,6 +59,7 @@ class Context:
     spec: object       # generate.Spec or None
     img_dir: Path
     arrays: dict = None  # listing id -> {array name: numpy array}, from `lessons export`
+    run: dict = None     # the audit's provenance: its date, commit, machine (the run a timing is from)
 
     def save(self, fig, name: str, caption: str, anchor) -> Figure:
         file = f"{self.lesson['id']}-{name}.svg".replace("/", "_")
@@ -93,12 +94,12 @@ def hook(fn):
     return fn
 
 
-def figures_for(lesson, spec, img_dir: Path, warnings: list, arrays=None):
+def figures_for(lesson, spec, img_dir: Path, warnings: list, arrays=None, run=None):
     """Every figure the hooks can draw for this lesson (none when it has no audit result).
     Raises PlotMissing when a hook fails: the caller fails the build."""
     if not lesson:
         return []
-    ctx = Context(lesson, spec, img_dir, arrays)
+    ctx = Context(lesson, spec, img_dir, arrays, run or {})
     out = []
     with plt.rc_context(STYLE):
         for fn in HOOKS:
@@ -275,11 +276,31 @@ def measured_cost(ctx: Context):
             " Thin black line: the time 4n²d flops take at its measured FMA ceiling." if peak else "")
     else:
         bench = " (No bench/compare.py JSON in this build: only the listing's own timing is drawn.)"
+    run = ctx.run or {}
+    when = (f" The times are from the audit of {run.get('date', '?')} (commit {run.get('commit', '?')}) on "
+            f"{run.get('cpu', 'this machine')}, the run the rest of this page shows.")
     return [ctx.save(fig, "cost-measured",
                      f"The time column {listing['id']} printed in this build's audit, against n, log-log: the "
                      "materialised attention grows like n² (dotted line: slope 2). Times of a few milliseconds "
-                     "are rounded to the three decimals the lesson prints." + bench,
+                     "are rounded to the three decimals the lesson prints." + when + timing_outliers(timed) + bench,
                      ("listing", listing["id"]))]
+
+
+def timing_outliers(timed) -> str:
+    """' The step n = 2048 → 4096 took 15× longer where n² predicts 4×: …' for each doubling whose
+    time ratio is off n² by more than 2× either way (both times ≥ 10 ms, so that the three printed
+    decimals do not decide it); '' when none is."""
+    notes = []
+    for (n1, t1), (n2, t2) in zip(timed, timed[1:]):
+        if t1 >= 0.01 and t2 >= 0.01:
+            predicted = (n2 / n1) ** 2
+            ratio = t2 / t1
+            if ratio > 2 * predicted or ratio < predicted / 2:
+                notes.append(f"n = {n1} → {n2} took {ratio:.1f}× longer where n² predicts {predicted:.0f}×")
+    if not notes:
+        return ""
+    return (" A timing outlier: " + "; ".join(notes) + ". One run of one machine (a busy one, a cache "
+            "boundary); the counted work, attention.table1-costs, is exact and grows like n².")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -254,6 +254,19 @@ class Generator(unittest.TestCase):
         self.assertIn("vl-row-fail", page)
         self.assertIn("✗ fails", index)
 
+    def test_a_timing_outlier_is_said_under_the_figure(self):
+        # The cost listing's times come from one run: a doubling that took 15× (a busy machine) sits
+        # under "grows like n²" only with a comment; steady doublings and rounded milliseconds get none.
+        sys.path.insert(0, str(DOCS))
+        try:
+            import plots
+        finally:
+            sys.path.remove(str(DOCS))
+        note = plots.timing_outliers([(512, 0.003), (1024, 0.011), (2048, 0.06), (4096, 0.9)])
+        self.assertIn("n = 2048 → 4096 took 15.0× longer where n² predicts 4×", note)
+        self.assertNotIn("1024 → 2048", note)
+        self.assertEqual(plots.timing_outliers([(512, 0.001), (1024, 0.009), (2048, 0.05), (4096, 0.2)]), "")
+
     def test_a_card_reads_its_direction_from_the_spec(self):
         # encoder-decoder.encoder-sees-every-position is "at least 1e-3" (compare: >= in the spec):
         # its card reads "0.3087 ≥ 0.001", and a control it rejected reads "< 0.001"; the
