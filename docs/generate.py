@@ -451,20 +451,18 @@ class LessonPage:
     def banner(self) -> str:
         st = self.status()
         c = self.counts()
-        if st == "passed":
+        if st == "passed":  # one compact line after the lesson's opening; the claims are listed at the end
+            claims_at = f"{page_name(self.lesson_id)}_claims"
             return htmlonly(
-                f'<div class="vl-banner vl-banner-pass"><span class="vl-banner-mark">✓</span> '
-                f'<b>Verified by this build.</b> {c["claims"][0]}/{c["claims"][1]} claims hold'
+                f'<div class="vl-banner vl-banner-pass vl-banner-compact"><span class="vl-banner-mark">✓</span> '
+                f'<b>Verified by this build:</b> <a href="#{claims_at}">{c["claims"][0]}/{c["claims"][1]} claims</a> hold'
                 + (f' ({c["refuted"]} of them <a href="#{self.first_refuted_anchor()}">refute a sentence of the lesson</a>)'
                    if c["refuted"] else "")
                 + f', {c["controls"][0]}/{c["controls"][1]} negative controls rejected, '
                 f'{c["lines"][0]}/{c["lines"][1]} documented lines reproduced'
-                + (f', {c["timings"][0]}/{c["timings"][1]} timing lines in the documented form (their values are '
-                   f'this machine\'s)' if c["timings"][1] else "")
-                + f' ({c["listings"][0]}/{c["listings"][1]} listings)'
-                + (f'; in float32, bfloat16 and float16, {c["precisions"][0]}/{c["precisions"][1]} verdicts judged there hold '
-                   f'({c["precisions"][2]} not applicable there, each with the spec\'s reason)' if c["precisions"][1] + c["precisions"][2] else "")
-                + f'. {self.provenance_inline()}</div>')
+                + (f'; other precisions: {c["precisions"][0]}/{c["precisions"][1]} hold, {c["precisions"][2]} N/A with reasons'
+                   if c["precisions"][1] + c["precisions"][2] else "")
+                + f'. <a href="#{page_name(self.lesson_id)}_provenance">Provenance</a>.</div>')
         items = "".join(f"<li>{f}</li>" for f in self.failures())
         return htmlonly(
             f'<div class="vl-banner vl-banner-fail"><span class="vl-banner-mark">✗</span> '
@@ -712,7 +710,7 @@ class LessonPage:
 
     # -- the page -------------------------------------------------------------------------
     def claims_list(self) -> str:
-        """What the lesson claims, one line each, linked to its card: the page's opening."""
+        """What the lesson claims, one line each, linked to its card (the page's summary links here)."""
         if not self.claims:
             return ""
         items = "".join(
@@ -758,15 +756,23 @@ class LessonPage:
                                          (self.audit or {}).get("provenance", {}))
         name = page_name(self.lesson_id)
         title = escape_doxygen_text(plain_title(self.title))
-        # The opening: the audit's summary (once), what the lesson claims as a short list, its files.
-        parts = [f"{title} {{#{name}}}\n{'=' * max(len(self.title), 3)}\n", self.neighbours(), self.banner(),
-                 self.claims_list(), self.sources(), self.files(), "[TOC]\n"]
+        # The opening is the lesson's: its first prose (what it teaches), then the audit's summary as
+        # one line linking the claims, which are listed with the sources and files at the end. A
+        # lesson that fails says so first: its page is not backed by the code as built.
+        passed = self.status() == "passed"
+        parts = [f"{title} {{#{name}}}\n{'=' * max(len(self.title), 3)}\n", self.neighbours()]
+        if not passed or self.spec is None:
+            parts += [self.banner(), "[TOC]\n"]
         if self.spec is None:
             missing = (f'The engine exported no spec: <pre>{esc(self.spec_error)}</pre>' if self.spec_error
                        else 'No spec file was found for this lesson.')
             parts.append(htmlonly(f'<div class="vl-missing">{missing}</div>'))
         else:
+            opened = not passed
             for b in self.spec.blocks:
+                if not opened and b.kind != "prose":  # the lesson's opening prose has been read: the summary line
+                    parts += [self.banner(), "[TOC]\n"]
+                    opened = True
                 if b.kind == "prose":
                     parts.append("\n" + prose_to_doxygen(b.text, drop_title=self.title) + "\n")
                 elif b.kind == "claim":
@@ -803,6 +809,8 @@ class LessonPage:
                 parts.append(self.claim_card(Block("claim", fields=[("id", cid)])))
                 parts.append(self.figures_after("claim", cid))
         parts.append(self.figures_after("end", None))
+        parts.append("\n# Claims, sources and files {#" + name + "_claims}\n")
+        parts += [self.claims_list(), self.sources(), self.files()]
         parts.append("\n# Provenance {#" + name + "_provenance}\n")
         parts.append("The numbers on this page were produced by this build:\n")
         parts.append(self.provenance())

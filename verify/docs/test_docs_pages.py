@@ -84,10 +84,23 @@ class DocsPages(SiteHelpers, unittest.TestCase):
                     self.assertIn("vl-banner-pass" if ok else "vl-banner-fail", html_text)
                     for claim in lesson["claims"]:
                         self.assertIn(f'id="claim-{re.sub(r"[^A-Za-z0-9-]", "-", claim["id"])}"', html_text)
-                    self.assertEqual(len(re.findall(r'class="vl-banner vl-banner-(?:pass|fail)"', html_text)), 1, "the audit's summary must come once")
+                    self.assertEqual(len(re.findall(r'class="vl-banner vl-banner-(?:pass|fail)[" ]', html_text)), 1, "the audit's summary must come once")
+                # The lesson comes first: its first heading within the first screen on a desktop, and
+                # the audit's summary after the lesson's opening (a failing lesson says so first).
+                first = self.first_heading(d)
+                self.assertLess(first, d.execute_script("return window.innerHeight"), f"{page.name} at 1400 px: the lesson's "
+                                "first heading is below the first screen")
+                if lesson and ok:
+                    banner = d.execute_script("return document.querySelector('.vl-banner').getBoundingClientRect().top + window.scrollY")
+                    self.assertGreater(banner, first, f"{page.name}: the verification summary comes before the lesson")
                 self.screenshot(page, 1400)
                 # 390 px: the navigation tree is gone and the text takes the width (the same load, resized).
                 d.set_window_size(PHONE, 1000)
+                # MathJax re-lays out on resize: the offsets are read once it has.
+                d.execute_async_script("var done = arguments[arguments.length - 1];"
+                                       "if (window.MathJax && MathJax.Hub) { MathJax.Hub.Queue(function () { done(true); }); } else { done(false); }")
+                self.assertLess(self.first_heading(d), 2 * d.execute_script("return window.innerHeight"),
+                                f"{page.name} at {PHONE} px: the lesson's first heading is below the second screen")
                 inner = d.execute_script("return window.innerWidth")
                 width = d.execute_script("return document.querySelector('div.contents').getBoundingClientRect().width")
                 self.assertGreater(width, 0.85 * inner, f"{page.name} at {PHONE} px: text column {width} of {inner} px")
@@ -105,6 +118,12 @@ class DocsPages(SiteHelpers, unittest.TestCase):
                 d = self.open_page(page, PHONE)
                 self.assert_no_sideways_scroll(d, page)
                 self.screenshot(page, PHONE)
+
+    def first_heading(self, d):
+        """The page offset of the lesson's first heading (not the contents box's)."""
+        return d.execute_script(
+            "var hs = Array.from(document.querySelectorAll('div.textblock h1, div.textblock h2')).filter(h => !h.closest('div.toc'));"
+            "return hs.length ? hs[0].getBoundingClientRect().top + window.scrollY : 1e9;")
 
     def assert_no_sideways_scroll(self, d, page):
         """Neither the document nor Doxygen's text scroller is wider than the window."""
