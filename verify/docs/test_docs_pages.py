@@ -105,19 +105,38 @@ class DocsPages(SiteHelpers, unittest.TestCase):
                 width = d.execute_script("return document.querySelector('div.contents').getBoundingClientRect().width")
                 self.assertGreater(width, 0.85 * inner, f"{page.name} at {PHONE} px: text column {width} of {inner} px")
                 self.assert_no_sideways_scroll(d, page)
+                self.assert_wide_tables_scroll_with_a_cue(d, page)
                 self.screenshot(page, PHONE)
 
     def test_5_other_pages_fit_a_phone(self):
         if os.environ.get("VL_DOCS_PAGE"):
             self.skipTest("VL_DOCS_PAGE: one lesson page only")
         html = self.out / "html"
+        wide_tables = 0
         for name in EXTRA_PAGES:
             with self.subTest(page=name):
                 page = html / f"{name}.html"
                 self.assertTrue(page.exists(), f"no {page.name} in the site")
                 d = self.open_page(page, PHONE)
                 self.assert_no_sideways_scroll(d, page)
+                wide_tables += self.assert_wide_tables_scroll_with_a_cue(d, page)
                 self.screenshot(page, PHONE)
+        self.assertGreater(wide_tables, 0, f"no table wider than {PHONE} px on the index, conformance or mutation pages: nothing was checked")
+
+    def assert_wide_tables_scroll_with_a_cue(self, d, page):
+        """Every table wider than its box at phone width scrolls in it with its first column pinned
+        and the right-edge shadow (lessons.css) as the cue; returns how many there were."""
+        tables = d.execute_script(
+            "return Array.from(document.querySelectorAll('div.contents table')).filter(function (t) {"
+            "  var box = getComputedStyle(t).overflowX === 'auto' ? t : t.closest('.vl-scroll');"
+            "  return (box || t).scrollWidth > (box || t).clientWidth + 1 && !t.closest('.vl-scroll'); }).map(function (t) {"
+            "  var first = t.querySelector('tbody tr > :first-child');"
+            "  return [t.className, getComputedStyle(t).overflowX, first ? getComputedStyle(first).position : 'none',"
+            "          getComputedStyle(t).backgroundImage.indexOf('radial-gradient') >= 0]; });")
+        bad = [t for t in tables if t[1] != "auto" or t[2] != "sticky" or not t[3]]
+        self.assertEqual(bad, [], f"{page.name} at {PHONE} px: wide tables without a scroll box, a pinned first column or the cue "
+                                  "[class, overflow-x, first cell's position, shadow]")
+        return len(tables)
 
     def first_heading(self, d):
         """The page offset of the lesson's first heading (not the contents box's)."""
