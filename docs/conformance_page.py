@@ -59,7 +59,7 @@ def onnx_cases_section(lessons, source: Path):
     --candidate): the counts, every FAIL with its line, and the SKIPs grouped by their reason."""
     cases = source.parent / "shared" / "external" / ONNX_CASES
     if not cases.is_dir() or not lessons:
-        return f"\n## ONNX's backend cases\n\nNot run: {cases} is not on this machine.\n"
+        return f"\n## ONNX's backend cases\n\nNot run: ../shared/external/{ONNX_CASES} is not on this machine.\n"
     out = ["", "## ONNX's backend cases", "",
            f"ONNX's own node tests ({ONNX_CASES}: the model, its inputs and ONNX's expected outputs), run through each "
            "implementation by `lessons onnx DIR` with the same rules for all: a case passes when every output it defines is "
@@ -163,7 +163,7 @@ def portable(text: str, source: Path) -> str:
     them name this machine's checkout and interpreter (/usr/bin/python3 /home/…/adapters/x.py);
     the page names the files relative to the checkout and the interpreter by its command."""
     text = text.replace(f"{Path(source).resolve()}/", "").replace(f"{source}/", "")
-    return re.sub(r"(?<![\w./-])/(?:[\w.+-]+/)*bin/(python3|node)\b", r"\1", text)
+    return re.sub(r"(?<![\w./-])/(?:[\w.+-]+/)*bin/(python[\d.]*|node)\b", r"\1", text)
 
 
 if __name__ == "__main__":

@@ -295,8 +295,10 @@ def timing_outliers(timed) -> str:
         if t1 >= 0.01 and t2 >= 0.01:
             predicted = (n2 / n1) ** 2
             ratio = t2 / t1
-            if ratio > 2 * predicted or ratio < predicted / 2:
+            if ratio > 2 * predicted:
                 notes.append(f"n = {n1} → {n2} took {ratio:.1f}× longer where n² predicts {predicted:.0f}×")
+            elif ratio < predicted / 2:
+                notes.append(f"n = {n1} → {n2} took only {ratio:.1f}× as long where n² predicts {predicted:.0f}×")
     if not notes:
         return ""
     return (" A timing outlier: " + "; ".join(notes) + ". One run of one machine (a busy one, a cache "

@@ -85,6 +85,9 @@ struct Claim {
   /// exponent"), and `unit:` its unit (empty: a pure number); the reports name the value with them.
   std::string measure;
   std::string unit;
+  /// `measure-<precision>:` what the value is in that precision, where it differs (an error over
+  /// the precision's derived bound, where float64 measures the error itself); Claim::in uses it.
+  std::map<Precision, std::string> measure_in;
   /// `refutes:` the lesson's own sentence this claim shows wrong, quoted and glossed in English
   /// (specs/README.md, "Refuted statements"). Empty for a claim that states what the lesson says.
   /// Its statement is what is true instead, and its check demonstrates it: when the check passes

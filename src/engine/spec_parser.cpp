@@ -63,6 +63,7 @@ Claim Claim::in(Precision p) const {
     c.tolerance = t->tolerance;
     c.tolerance_text = t->tolerance_text;
   }
+  if (const auto m = measure_in.find(p); m != measure_in.end()) c.measure = m->second;
   return c;
 }
 
@@ -419,7 +420,8 @@ class Parser {
     std::size_t compare_line = open;
     for (const auto& [key, v] :
          fields(open, body, {"id", "kind", "tolerance", "tolerance-float32", "tolerance-bfloat16", "tolerance-float16", "compare",
-                             "statement", "source", "measure", "unit", "refutes", "subject", "terms"})) {
+                             "statement", "source", "measure", "measure-float32", "measure-bfloat16", "measure-float16", "unit",
+                             "refutes", "subject", "terms"})) {
       const auto& [value, index] = v;
       if (key == "id") c.id = value;
       else if (key.rfind("tolerance-", 0) == 0) {
@@ -443,6 +445,7 @@ class Parser {
       else if (key == "source") c.source = value;
       else if (key == "refutes") c.refutes = value;
       else if (key == "measure") c.measure = value;
+      else if (key.rfind("measure-", 0) == 0) c.measure_in[*precision_named(key.substr(8))] = value;
       else if (key == "unit") c.unit = value;
       else if (key == "kind") {
         static const std::map<std::string, ClaimKind> kinds{{"identity", ClaimKind::identity},

@@ -266,6 +266,8 @@ class Generator(unittest.TestCase):
         self.assertIn("n = 2048 → 4096 took 15.0× longer where n² predicts 4×", note)
         self.assertNotIn("1024 → 2048", note)
         self.assertEqual(plots.timing_outliers([(512, 0.001), (1024, 0.009), (2048, 0.05), (4096, 0.2)]), "")
+        self.assertIn("n = 2048 → 4096 took only 1.2× as long where n² predicts 4×",
+                      plots.timing_outliers([(1024, 0.012), (2048, 0.05), (4096, 0.06)]))
 
     def test_a_card_reads_its_direction_from_the_spec(self):
         # encoder-decoder.encoder-sees-every-position is "at least 1e-3" (compare: >= in the spec):
