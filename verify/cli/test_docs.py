@@ -254,6 +254,25 @@ class Generator(unittest.TestCase):
         self.assertIn("vl-row-fail", page)
         self.assertIn("✗ fails", index)
 
+    def test_every_quotation_of_a_lesson_is_glossed(self):
+        # A card's source quotes the lesson in its own language (Italian, Russian): each quotation
+        # is followed by its English, '"…": …', as the engine exported the claims and listings.
+        foreign = re.compile(r"[а-яА-ЯёЁ]|\b(?:il|la|le|lo|gli|della|delle|dei|che|non|per|con|una|sono|è|si|del|nel|ogni|quindi|"
+                             r"forma|pesi|uscita|maschera|posizione|stato|teste)\b", re.I)
+        with tempfile.TemporaryDirectory() as tmp:
+            specs = json.loads(export_specs(Path(tmp)).read_text(encoding="utf-8"))["specs"]
+        bare, quoted = [], 0
+        for spec in specs:
+            for b in spec["blocks"]:
+                source = (b.get("claim") or b.get("listing") or {}).get("source", "")
+                for m in re.finditer(r'"([^"]+)"', source):
+                    if foreign.search(m.group(1)):
+                        quoted += 1
+                        if not source[m.end():].startswith(":"):
+                            bare.append(f'{spec["lesson"]}: "{m.group(1)[:60]}"')
+        self.assertGreater(quoted, 20, "no quotation of the lessons found: the test reads nothing")
+        self.assertEqual(bare, [], "quotations of a lesson without an English gloss")
+
     def test_a_timing_outlier_is_said_under_the_figure(self):
         # The cost listing's times come from one run: a doubling that took 15× (a busy machine) sits
         # under "grows like n²" only with a comment; steady doublings and rounded milliseconds get none.
