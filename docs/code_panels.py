@@ -104,6 +104,11 @@ def panels(listing_id: str, source: Path, seeds: Path | None, warnings: list) ->
                 cols.append(f'<div class="vl-missing">{esc(seed.name)} changed: line {a} is no longer '
                             f'<code>{esc(where["first"])}</code> (docs/listing_code.json).</div>')
             else:
+                # A notebook's text cells inside the range (Italian prose, raw TeX) are the page's
+                # prose already: each is left out, said so in one comment line.
+                for first_text, last_text in sorted(where.get("text_cells", []), reverse=True):
+                    quoted[first_text - a:last_text - a + 1] = [
+                        f"# … the notebook's text cell, lines {first_text}–{last_text}: this page's prose says it"]
                 cols.append(column("seed", f'<span class="vl-code-who">The lesson\'s code</span> quoted from seed '
                                    f'<code>../shared/seeds/{esc(seed.name)}</code>, lines {a}–{b} '
                                    f'<span class="vl-code-note">(the source\'s words, not ours)</span>', quoted, "python"))

@@ -228,6 +228,15 @@ class DocsSite(SiteHelpers, unittest.TestCase):
         self.assertIn("conformance.html", [p.name for p in pages])
         self.assertEqual(found, [], "machine paths on the pages")
 
+    def test_14_quoted_lesson_code_has_no_raw_tex(self):
+        # The lesson's code is quoted from its seed; a notebook's text cells in the quoted range
+        # (Italian prose with \\( … \\) TeX) are left out (docs/listing_code.json text_cells).
+        raw = []
+        for page in sorted((self.out / "html").glob("lesson_*.html")):
+            for body in re.findall(r'<figure class="vl-code vl-code-seed">(.*?)</figure>', page.read_text(encoding="utf-8"), re.S):
+                raw += [f"{page.name}: {m}" for m in re.findall(r"\\[(\[]|\\mathbf", body)]
+        self.assertEqual(raw, [], "raw TeX in a quoted seed listing")
+
     def test_8_architecture_page_links_resolve(self):
         # docs/pages/architecture.md links the source files it describes: each must be in the site.
         page = self.out / "html" / "architecture.html"
