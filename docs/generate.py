@@ -699,7 +699,10 @@ class LessonPage:
                         f'<ul>{items}</ul><span class="vl-rules-default">Every other line must match character for character.</span></div>')
 
     def figure(self, fig) -> str:
-        return (f'\n\\image html {fig.file} "{escape_caption(plain_title(fig.caption))}"\n')
+        # Doxygen copies the SVG and draws it inside an <object> a reader cannot tap; the link
+        # under it opens the figure on its own, full size (on a phone, to zoom).
+        return (f'\n\\image html {fig.file} "{escape_caption(plain_title(fig.caption))}"\n'
+                + htmlonly(f'<div class="vl-figure-open"><a href="{esc(fig.file)}">Open the figure full size</a></div>'))
 
     def figures_after(self, kind, ident):
         return "".join(self.figure(f) for f in self.figures if f.anchor == (kind, ident))

@@ -237,6 +237,18 @@ class DocsSite(SiteHelpers, unittest.TestCase):
                 raw += [f"{page.name}: {m}" for m in re.findall(r"\\[(\[]|\\mathbf", body)]
         self.assertEqual(raw, [], "raw TeX in a quoted seed listing")
 
+    def test_15_every_figure_opens_full_size(self):
+        # Doxygen draws a figure in an <object> that takes no tap; under each, a link opens the SVG
+        # on its own (test_10 checks that every link's target exists).
+        figures = 0
+        for page in sorted((self.out / "html").glob("lesson_*.html")):
+            text = page.read_text(encoding="utf-8")
+            drawn = re.findall(r'<object type="image/svg\+xml" data="([^"]+)"', text)
+            links = re.findall(r'<div class="vl-figure-open"><a href="([^"]+)"', text)
+            self.assertEqual(links, drawn, f"{page.name}: a figure without its full-size link")
+            figures += len(drawn)
+        self.assertGreater(figures, 5, "no figures found: the test reads nothing")
+
     def test_8_architecture_page_links_resolve(self):
         # docs/pages/architecture.md links the source files it describes: each must be in the site.
         page = self.out / "html" / "architecture.html"
