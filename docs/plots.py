@@ -544,7 +544,7 @@ def attention_heatmaps(ctx: Context):
                     ax.set_title(f"head {c}", fontsize=8.5)
                 ax.set_xticks(range(w.shape[2]))
                 ax.set_yticks(range(w.shape[1]))
-                ax.tick_params(labelsize=6.5)
+                ax.tick_params(labelsize=7)  # 7 pt, the smallest text of any figure: 9.3 px at its drawn size
                 if c == 0:  # the row's array, as a reader says it, beside its first panel
                     ax.set_ylabel(f"{ARRAY_TITLES.get(name, name)}\nquery i", fontsize=8)
                 if r == len(order) - 1:

@@ -23,7 +23,7 @@ import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-from test_docs import EXTRA_PAGES, SiteHelpers  # noqa: E402  (verify/cli/test_docs.py)
+from test_docs import EXTRA_PAGES, SOURCE, SiteHelpers  # noqa: E402  (verify/cli/test_docs.py)
 
 
 class DocsPages(SiteHelpers, unittest.TestCase):
@@ -106,7 +106,29 @@ class DocsPages(SiteHelpers, unittest.TestCase):
                 self.assertGreater(width, 0.85 * inner, f"{page.name} at {PHONE} px: text column {width} of {inner} px")
                 self.assert_no_sideways_scroll(d, page)
                 self.assert_wide_tables_scroll_with_a_cue(d, page)
+                self.assert_figures_at_their_drawn_size(d, page)
                 self.screenshot(page, PHONE)
+
+    def assert_figures_at_their_drawn_size(self, d, page):
+        """At phone width a figure is not scaled down: its text renders at its drawn size (the
+        smallest is 7 pt = 9.3 px, test_7), and its box scrolls sideways."""
+        drawn = d.execute_script(
+            "return Array.from(document.querySelectorAll('div.image object')).map(function (o) {"
+            "  return [o.getAttribute('data'), o.getBoundingClientRect().width, getComputedStyle(o.parentElement).overflowX]; });")
+        for name, width, overflow in drawn:
+            head = (page.parent / name).read_text(encoding="utf-8")[:2000]
+            pt = float(re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', head).group(1))
+            self.assertGreaterEqual(width, pt * 4 / 3 - 1, f"{page.name} at {PHONE} px: {name} drawn {width:.0f} px wide, "
+                                                           f"scaled down from {pt * 4 / 3:.0f} px: its text shrinks with it")
+            self.assertEqual(overflow, "auto", f"{page.name}: {name}'s box does not scroll")
+
+    def test_7_figure_text_is_at_least_7_pt(self):
+        # Every size docs/plots.py gives text (matplotlib's rc and each call's fontsize/labelsize) is
+        # at least 7 pt: 9.3 px at a figure's drawn size, which a phone keeps (test_4).
+        src = (SOURCE / "docs" / "plots.py").read_text(encoding="utf-8")
+        sizes = [float(x) for x in re.findall(r"(?:fontsize|labelsize|\"(?:font\.size|legend\.fontsize|axes\.titlesize)\")\s*[=:]\s*([\d.]+)", src)]
+        self.assertGreater(len(sizes), 5, "no text sizes found in plots.py: the test reads nothing")
+        self.assertGreaterEqual(min(sizes), 7, f"a figure's text below 7 pt: {sorted(sizes)[:5]}")
 
     def test_5_other_pages_fit_a_phone(self):
         if os.environ.get("VL_DOCS_PAGE"):
