@@ -86,6 +86,16 @@ def column(kind: str, title_html: str, lines, lang: str) -> str:
             f'<pre class="vl-code-body" data-lang="{lang}">{body}</pre></figure>')
 
 
+def comment_glosses(where: dict, text: list) -> str:
+    """The quoted code's comments in English (its "comments": {line: English}), folded under it."""
+    comments = where.get("comments", {})
+    if not comments:
+        return ""
+    items = "".join(f'<li><span class="vl-small">line {int(n)}</span> <code>{esc(text[int(n) - 1].split("#", 1)[-1].strip())}</code>: '
+                    f'{esc(english)}</li>' for n, english in sorted(comments.items(), key=lambda x: int(x[0])))
+    return f'<details class="vl-comment-gloss"><summary>Its comments in English</summary><ul>{items}</ul></details>'
+
+
 def panels(listing_id: str, source: Path, seeds: Path | None, warnings: list) -> str:
     where = load_map().get(listing_id, {})
     cols = []
@@ -109,9 +119,10 @@ def panels(listing_id: str, source: Path, seeds: Path | None, warnings: list) ->
                 for first_text, last_text in sorted(where.get("text_cells", []), reverse=True):
                     quoted[first_text - a:last_text - a + 1] = [
                         f"# … the notebook's text cell, lines {first_text}–{last_text}: this page's prose says it"]
-                cols.append(column("seed", f'<span class="vl-code-who">The lesson\'s code</span> quoted from seed '
-                                   f'<code>../shared/seeds/{esc(seed.name)}</code>, lines {a}–{b} '
-                                   f'<span class="vl-code-note">(the source\'s words, not ours)</span>', quoted, "python"))
+                column_html = column("seed", f'<span class="vl-code-who">The lesson\'s code</span> quoted from seed '
+                                     f'<code>../shared/seeds/{esc(seed.name)}</code>, lines {a}–{b} '
+                                     f'<span class="vl-code-note">(the source\'s words, not ours)</span>', quoted, "python")
+                cols.append(column_html.replace("</figure>", comment_glosses(where, text) + "</figure>", 1))
     marked = find_marked(source, listing_id)
     if marked is None:
         warnings.append(f"{listing_id}: no `// [{listing_id}]` markers in src/: its C++ is not shown")

@@ -273,6 +273,31 @@ class Generator(unittest.TestCase):
         self.assertGreater(quoted, 20, "no quotation of the lessons found: the test reads nothing")
         self.assertEqual(bare, [], "quotations of a lesson without an English gloss")
 
+    def test_every_comment_of_the_quoted_lesson_code_has_its_english(self):
+        # The lesson's code is quoted verbatim (Italian comments); docs/listing_code.json gives each
+        # comment's English by line, shown under the quote. A comment with a word of four letters or
+        # more (not an identifier) in the quoted range, outside the text cells left out, needs one.
+        where = json.loads((DOCS / "listing_code.json").read_text(encoding="utf-8"))["listings"]
+        seeds = SOURCE.parent / "shared" / "seeds"
+        if not seeds.is_dir():
+            self.skipTest(f"not run: no seeds folder {seeds} on this machine")
+        missing, checked = [], 0
+        for lid, w in where.items():
+            if "seed" not in w:
+                continue
+            text = (seeds / w["seed"]).read_text(encoding="utf-8").splitlines()
+            a, b = w["lines"]
+            cells = {n for x, y in w.get("text_cells", []) for n in range(x, y + 1)}
+            for n in range(a, b + 1):
+                comment = re.search(r"#\s*(.*)$", text[n - 1])
+                if n in cells or not comment or not re.search(r"(?<![\w^])[A-Za-zà-ù]{4,}(?![\w(])", comment.group(1)):
+                    continue
+                checked += 1
+                if str(n) not in w.get("comments", {}):
+                    missing.append(f"{lid} line {n}: {comment.group(1)[:60]}")
+        self.assertGreater(checked, 10, "no comments found in the quoted code: the test reads nothing")
+        self.assertEqual(missing, [], "comments of the quoted lesson code without their English")
+
     def test_a_timing_outlier_is_said_under_the_figure(self):
         # The cost listing's times come from one run: a doubling that took 15× (a busy machine) sits
         # under "grows like n²" only with a comment; steady doublings and rounded milliseconds get none.
