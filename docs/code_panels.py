@@ -91,8 +91,10 @@ def comment_glosses(where: dict, text: list) -> str:
     comments = where.get("comments", {})
     if not comments:
         return ""
+    def with_code(s: str) -> str:  # `…` in the English is code (a shape, a formula as the code writes it)
+        return re.sub(r"`([^`]+)`", r"<code>\1</code>", esc(s))
     items = "".join(f'<li><span class="vl-small">line {int(n)}</span> <code>{esc(text[int(n) - 1].split("#", 1)[-1].strip())}</code>: '
-                    f'{esc(english)}</li>' for n, english in sorted(comments.items(), key=lambda x: int(x[0])))
+                    f'{with_code(english)}</li>' for n, english in sorted(comments.items(), key=lambda x: int(x[0])))
     return f'<details class="vl-comment-gloss"><summary>Its comments in English</summary><ul>{items}</ul></details>'
 
 
