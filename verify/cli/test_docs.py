@@ -264,12 +264,13 @@ class Generator(unittest.TestCase):
         bare, quoted = [], 0
         for spec in specs:
             for b in spec["blocks"]:
-                source = (b.get("claim") or b.get("listing") or {}).get("source", "")
-                for m in re.finditer(r'"([^"]+)"', source):
-                    if foreign.search(m.group(1)):
-                        quoted += 1
-                        if not source[m.end():].startswith(":"):
-                            bare.append(f'{spec["lesson"]}: "{m.group(1)[:60]}"')
+                fields = b.get("claim") or b.get("listing") or {}
+                for text in (fields.get("source", ""), fields.get("refutes", "")):
+                    for m in re.finditer(r'"([^"]+)"', text):
+                        if foreign.search(m.group(1)):
+                            quoted += 1
+                            if not re.match(r"(:| \()", text[m.end():]):  # '"…": English' or '"…" (English)'
+                                bare.append(f'{spec["lesson"]}: "{m.group(1)[:60]}"')
         self.assertGreater(quoted, 20, "no quotation of the lessons found: the test reads nothing")
         self.assertEqual(bare, [], "quotations of a lesson without an English gloss")
 
