@@ -290,7 +290,8 @@ template <class T>
 xt::xtensor<T, 2> broken_softmax(const xt::xtensor<T, 2>& s, BrokenSoftmax bug) {
   xt::xtensor<T, 2> e = s;
   T global = -std::numeric_limits<T>::infinity();
-  for (const T x : s) global = std::max(global, x);
+  if (bug == BrokenSoftmax::global_max)
+    for (const T x : s) global = std::max(global, x);
   for (std::size_t i = 0; i < e.shape(0); ++i) {
     T m = bug == BrokenSoftmax::without_max ? T(0) : bug == BrokenSoftmax::global_max ? global : -std::numeric_limits<T>::infinity();
     if (bug == BrokenSoftmax::not_normalised)

@@ -50,8 +50,7 @@ Measurement score_std(const ScaleVariant& variant) {
       const double mean = std::fabs(r.score_mean) / root;
       const double raw = std::fabs(r.score_std / root - 1.0);
       const double scaled = std::fabs(r.scaled_std - 1.0);
-      worst = worse(worst, std::max({mean, raw, scaled}));
-      if (std::isnan(mean + raw + scaled)) worst = kInf;
+      worst = worse(worse(worse(worst, mean), raw), scaled);  // a NaN counts as ∞
       if (seed == 1)
         parts.push_back(fmt::format("d_k={}: mean {:.3f}, std {:.3f} vs √d_k {:.3f}, scaled std {:.3f}", r.d_k, r.score_mean, r.score_std,
                                     root, r.scaled_std));
@@ -115,7 +114,7 @@ Measurement dk_compresses(const ScaleVariant& variant) {
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const ScaleRow& r = rows[i];
       const double gap = std::fabs(r.scaled_std * std::sqrt(double(r.d_k)) - 1.0);
-      worst = std::isnan(gap) ? kInf : std::max(worst, gap);
+      worst = worse(worst, gap);
       if (i > 0) falls = falls && rows[i].scaled_max_weight < rows[i - 1].scaled_max_weight;
       if (seed == 1) parts.push_back(fmt::format("d_k={}: std(q·k/d_k) {:.3f}, max weight {:.3f}", r.d_k, r.scaled_std, r.scaled_max_weight));
     }

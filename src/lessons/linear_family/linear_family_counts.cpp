@@ -39,13 +39,16 @@ struct CostFormula {
   std::uint64_t n, dk, dv, G, heads;
   bool per_dimension;
 
+  // Pairs (t, s) with s < t among m tokens: m(m−1)/2 (0 for m = 0: unsigned m − 1 is then
+  // multiplied by 0).
+  static std::uint64_t below(std::uint64_t m) { return m * (m - 1) / 2; }
   std::uint64_t mask(std::uint64_t m, bool strict) const {
     if (!per_dimension) return m * m * dk;
-    return (strict ? m * (m - (m ? 1 : 0)) : m * (m + 1)) / 2 * dk;
+    return (strict ? below(m) : below(m) + m) * dk;
   }
   std::uint64_t read(std::uint64_t m) const { return G * (mask(m, false) + m * dk * dv + m * m * dv); }
   std::uint64_t write(std::uint64_t m) const { return m * dk * dv; }
-  std::uint64_t delta_system(std::uint64_t m) const { return mask(m, true) + m * dk * dv + m * (m - (m ? 1 : 0)) / 2 * dv; }
+  std::uint64_t delta_system(std::uint64_t m) const { return mask(m, true) + m * dk * dv + below(m) * dv; }
   std::uint64_t delta_chunk(std::uint64_t m) const {
     return mask(m, true) + (m * m * m - m) / 6 + m * m * (dk + dv) + m * dk * dv;
   }
