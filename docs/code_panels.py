@@ -80,10 +80,11 @@ def find_function(path: Path, name: str):
     return None
 
 
-def column(kind: str, title_html: str, lines, lang: str) -> str:
+def column(kind: str, title_html: str, lines, lang: str, after: str = "") -> str:
+    """One panel: its title, the code, and `after` (HTML) under the code."""
     body = esc("\n".join(lines))
     return (f'<figure class="vl-code vl-code-{kind}"><figcaption>{title_html}</figcaption>'
-            f'<pre class="vl-code-body" data-lang="{lang}">{body}</pre></figure>')
+            f'<pre class="vl-code-body" data-lang="{lang}">{body}</pre>{after}</figure>')
 
 
 def comment_glosses(where: dict, text: list) -> str:
@@ -121,10 +122,10 @@ def panels(listing_id: str, source: Path, seeds: Path | None, warnings: list) ->
                 for first_text, last_text in sorted(where.get("text_cells", []), reverse=True):
                     quoted[first_text - a:last_text - a + 1] = [
                         f"# … the notebook's text cell, lines {first_text}–{last_text}: this page's prose says it"]
-                column_html = column("seed", f'<span class="vl-code-who">The lesson\'s code</span> quoted from seed '
-                                     f'<code>../shared/seeds/{esc(seed.name)}</code>, lines {a}–{b} '
-                                     f'<span class="vl-code-note">(the source\'s words, not ours)</span>', quoted, "python")
-                cols.append(column_html.replace("</figure>", comment_glosses(where, text) + "</figure>", 1))
+                cols.append(column("seed", f'<span class="vl-code-who">The lesson\'s code</span> quoted from seed '
+                                   f'<code>../shared/seeds/{esc(seed.name)}</code>, lines {a}–{b} '
+                                   f'<span class="vl-code-note">(the source\'s words, not ours)</span>', quoted, "python",
+                                   comment_glosses(where, text)))
     marked = find_marked(source, listing_id)
     if marked is None:
         warnings.append(f"{listing_id}: no `// [{listing_id}]` markers in src/: its C++ is not shown")

@@ -273,15 +273,14 @@ def reading(measure: tuple, measured, tol, compare, failed: bool = False) -> str
     scale = 1
     if unit == "bytes":
         unit, scale = "MiB", 1 << 20
+    u = f" {esc(unit)}" if unit else ""
     if t is None:  # "tolerance: none": a yes/no check, its measured value is what it found
-        u = f" {esc(unit)}" if unit else ""
         return f'{typeset_text(quantity or "measured")} {fmt_number(measured)}{u} (no tolerance: a yes/no check)'
     bound = t
     if isinstance(m, (int, float)) and not (isinstance(m, float) and math.isinf(m)) and scale != 1:
         shown_m, shown_b = f"{m / scale:.2f}", f"{bound / scale:g}"
     else:
         shown_m, shown_b = fmt_number(measured), fmt_number(bound)
-    u = f" {esc(unit)}" if unit else ""
     return f'{typeset_text(quantity or "measured")} {shown_m}{u} {op} {shown_b}{u}'
 
 
@@ -416,7 +415,6 @@ class LessonPage:
             "precisions": (sum(c["status"] == "passed" for xs in self.in_precisions.values() for c in xs),
                            sum(c["status"] != "not applicable" for xs in self.in_precisions.values() for c in xs),
                            sum(c["status"] == "not applicable" for xs in self.in_precisions.values() for c in xs)),
-            "listings": (sum(li["status"] == "passed" for li in listings), len(listings)),
             "controls": (sum(bool(ctl.get("rejected")) for ctl in controls), len(controls)),
             "lines": (sum(bool(v.get("passed")) for li in listings for v in li.get("lines", []) if not is_timing(v.get("rule"))),
                       sum(1 for li in listings for v in li.get("lines", []) if not is_timing(v.get("rule")))),
@@ -461,6 +459,8 @@ class LessonPage:
                    if c["refuted"] else "")
                 + f', {c["controls"][0]}/{c["controls"][1]} negative controls rejected, '
                 f'{c["lines"][0]}/{c["lines"][1]} documented lines reproduced'
+                + (f' (and {c["timings"][0]}/{c["timings"][1]} timing lines, in their form only: their values are this '
+                   f'machine\'s)' if c["timings"][1] else "")
                 + (f'; other precisions: {c["precisions"][0]}/{c["precisions"][1]} hold, {c["precisions"][2]} N/A with reasons'
                    if c["precisions"][1] + c["precisions"][2] else "")
                 + f'. <a href="#{page_name(self.lesson_id)}_provenance">Provenance</a>.</div>')
@@ -550,7 +550,8 @@ class LessonPage:
             else:
                 # The measure in that precision, as the audit judged it there (measure-float32: where the spec
                 # states one: an error over the precision's bound).
-                measure = (x.get("measure") or self.measure(cid)[0], self.measure(cid)[1])
+                quantity, unit = self.measure(cid)
+                measure = (x.get("measure") or quantity, unit)
                 what = "; ".join(reading(measure, ch.get("measured"), x["tolerance"], compare, failed=not ch.get("passed"))
                                  for ch in checks)
                 if controls:
@@ -800,6 +801,8 @@ class LessonPage:
                     parts.append(self.rules_note(b))
                     if any(x.kind == "output" and x.ref == b.ref for x in self.spec.blocks):
                         parts.append(self.after_listing(b.ref))
+            if not opened:  # a spec of prose alone: the summary after it, never left out
+                parts += [self.banner(), "[TOC]\n"]
         # What the audit reports but the spec's blocks did not place: shown at the end, not lost.
         blocks = self.spec.blocks if self.spec else []
         placed_claims = {b.get("id") for b in blocks if b.kind == "claim"}

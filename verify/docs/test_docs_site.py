@@ -185,8 +185,7 @@ class DocsSite(SiteHelpers, unittest.TestCase):
         # A card's headline says what was measured, from the spec's measure: line ("largest |row
         # sum − 1| 2.2·10⁻¹⁶ ≤ 10⁻⁶"), never a bare "measured 0 ≤ 0"; the same for the controls.
         bare = []
-        for lesson in self.audit()["lessons"]:
-            page = self.out / "html" / f"lesson_{lesson['id'].replace('-', '_')}.html"
+        for page in self.lesson_pages():
             text = page.read_text(encoding="utf-8")
             cards = re.findall(r'class="vl-measured[^"]*">(.*?)</span>', text, re.S)
             self.assertTrue(cards, f"{page.name}: no card headline found")
@@ -215,8 +214,7 @@ class DocsSite(SiteHelpers, unittest.TestCase):
         # build machine's folders or interpreter (the conformance page quoted the candidates'
         # commands as /usr/bin/python3 /work/…/adapters/…).
         html = self.out / "html"
-        lessons = {f"lesson_{l['id'].replace('-', '_')}" for l in self.audit()["lessons"]}
-        pages = [p for p in sorted(html.glob("*.html")) if p.stem in lessons or p.stem in EXTRA_PAGES]
+        pages = self.lesson_pages() + [html / f"{name}.html" for name in EXTRA_PAGES]
         # This machine's own folders, literally, and any absolute path under the usual roots (a file:// link too).
         literal = {str(SOURCE.resolve()), str(self.out.resolve()), str(Path.home()), sys.executable, tempfile.gettempdir()}
         machine = re.compile(r"(?<![\w.-])/(?:usr|home|tmp|work|root|opt|var|srv|mnt|Users|__w)/[\w./+-]+")
@@ -232,7 +230,7 @@ class DocsSite(SiteHelpers, unittest.TestCase):
         # The lesson's code is quoted from its seed; a notebook's text cells in the quoted range
         # (Italian prose with \\( … \\) TeX) are left out (docs/listing_code.json text_cells).
         raw = []
-        for page in sorted((self.out / "html").glob("lesson_*.html")):
+        for page in self.lesson_pages():
             for body in re.findall(r'<figure class="vl-code vl-code-seed">(.*?)</figure>', page.read_text(encoding="utf-8"), re.S):
                 raw += [f"{page.name}: {m}" for m in re.findall(r"\\[(\[]|\\mathbf", body)]
         self.assertEqual(raw, [], "raw TeX in a quoted seed listing")
@@ -241,7 +239,7 @@ class DocsSite(SiteHelpers, unittest.TestCase):
         # Doxygen draws a figure in an <object> that takes no tap; under each, a link opens the SVG
         # on its own (test_10 checks that every link's target exists).
         figures = 0
-        for page in sorted((self.out / "html").glob("lesson_*.html")):
+        for page in self.lesson_pages():
             text = page.read_text(encoding="utf-8")
             drawn = re.findall(r'<object type="image/svg\+xml" data="([^"]+)"', text)
             links = re.findall(r'<div class="vl-figure-open"><a href="([^"]+)"', text)
