@@ -35,13 +35,15 @@ vl::AttentionResult<T, 4> my_attention(const Tensor4<T>& q, const Tensor4<T>& k,
     for (std::size_t h = 0; h < H; ++h)
       for (std::size_t i = 0; i < Sq; ++i) {
         T m = -std::numeric_limits<T>::infinity();
+        bool nan = false;
         for (std::size_t j = 0; j < Sk; ++j) {
           T dot = 0;
           for (std::size_t x = 0; x < D; ++x) dot += q(b, h, i, x) * k(b, h / group, j, x);
           s[j] = allowed(b, h, i, j) ? scale * dot + add(b, h, i, j) : -std::numeric_limits<T>::infinity();
-          m = std::max(m, s[j]);
+          m = std::max(m, s[j]);  // std::max skips a NaN score ...
+          nan = nan || std::isnan(s[j]);
         }
-        if (std::isinf(m) && m < 0) continue;  // no visible key: a zero row
+        if (std::isinf(m) && m < 0 && !nan) continue;  // no visible key: a zero row (... which must still reach the row: NaN)
         T z = 0;
         for (std::size_t j = 0; j < Sk; ++j) z += (s[j] = std::exp(s[j] - m));
         for (std::size_t j = 0; j < Sk; ++j) {

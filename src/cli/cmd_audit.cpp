@@ -14,10 +14,10 @@
 #include "backends/registry.hpp"
 #include "cli/backend_option.hpp"
 #include "cli/commands.hpp"
+#include "cli/report_output.hpp"
 #include "core/errors.hpp"
 #include "engine/audit.hpp"
 #include "engine/golden_manifest.hpp"
-#include "engine/report.hpp"
 #include "numeric/npy.hpp"
 
 namespace vl::cli {
@@ -32,10 +32,13 @@ std::filesystem::path resolve_root(const std::string& root) {
 
 struct AuditArgs {
   std::vector<std::string> select;
-  std::string root, json, junit, backend = "plain", candidate;
+  std::string root, backend = "plain", candidate, shard;
+  ReportFiles files;
   std::vector<std::string> dtypes;
   double candidate_timeout = 60;
-  bool update = false, verbose = false, computation_only = false;
+  int cases = kDefaultCases;
+  std::uint64_t seed = kDefaultSeed;
+  bool update = false, computation_only = false;
 };
 
 void audit(const AuditArgs& args) {
@@ -44,6 +47,9 @@ void audit(const AuditArgs& args) {
   options.select = args.select;
   options.update = args.update;
   options.computation_only = args.computation_only;
+  if (!args.shard.empty()) options.shard = shard_named(args.shard, "--shard");
+  options.cases = args.cases;
+  options.seed = args.seed;
   if (!args.dtypes.empty()) {
     options.precisions.clear();
     for (const auto& name : args.dtypes) {
@@ -66,26 +72,15 @@ void audit(const AuditArgs& args) {
     for (Precision p : kAllPrecisions)
       if (std::find(has.begin(), has.end(), p) != has.end()) options.precisions.push_back(p);
   }
-  // Refuse unwritable report paths before spending time on the audit.
-  for (const auto& path : {args.json, args.junit})
-    if (!path.empty() && !std::filesystem::is_directory(std::filesystem::absolute(path).parent_path()))
-      throw InputError(fmt::format("{}: its folder does not exist", path));
+  check_report_paths(args.files);  // before spending time on the audit
   const AuditReport report = run_audit(all_lessons(), options);
-  print_report(std::cout, report, args.verbose);
+  print_summary(report, args.files);
   if (const auto* c = dynamic_cast<const backends::CandidateBackend*>(options.backend.get())) {
     const int requests = c->requests();
     options.backend.reset();  // the last owner: stops the candidate and removes its temporary folder
     fmt::print("-- candidate: {} requests sent; stopped\n", requests);
   }
-  if (!args.json.empty()) {
-    write_file_atomically(args.json, report_json(report).dump(2) + "\n");
-    fmt::print("JSON report: {}\n", std::filesystem::absolute(args.json).string());
-  }
-  if (!args.junit.empty()) {
-    write_file_atomically(args.junit, report_junit(report));
-    fmt::print("JUnit report: {}\n", std::filesystem::absolute(args.junit).string());
-  }
-  if (!report.ok()) throw Exit{1};
+  write_reports(report, args.files);
 }
 
 // Print how an accepted .npy golden differs from the one it replaces.
@@ -157,10 +152,20 @@ void add_audit_command(CLI::App& app) {
                   "Judge an external implementation: a command speaking vl-candidate/1 (docs/candidates.md), "
                   "e.g. 'python3 adapters/numpy_reference.py'");
   cmd->add_option("--candidate-timeout", args->candidate_timeout, "Seconds the candidate may take per request")->capture_default_str();
-  cmd->add_option("--json", args->json, "Write the full results as JSON to this file");
-  cmd->add_option("--junit", args->junit, "Write JUnit XML (one test case per claim and listing) to this file");
+  cmd->add_option("--json", args->files.json, "Write the full results as JSON to this file");
+  cmd->add_option("--junit", args->files.junit, "Write JUnit XML (one test case per claim and listing) to this file");
+  cmd->add_option("--cases", args->cases,
+                  "Generated cases per check that draws them (their inputs drawn over the claim's terms; a failing case is "
+                  "shrunk to the smallest that still fails); 1000 for a nightly-style run")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--seed", args->seed, "The generated cases' seed (the report prints it: rerun with it to replay a case)")
+      ->capture_default_str();
+  cmd->add_option("--shard", args->shard,
+                  "Judge a deterministic 1/N of the items (each claim in each precision, each listing), K of N; "
+                  "run K = 1 ... N on N machines and join their --json reports with lessons report merge");
   cmd->add_flag("--update", args->update, "Write <golden>.received beside each generated golden that differs");
-  cmd->add_flag("-v,--verbose", args->verbose, "Show every check, control and line, not only failures");
+  cmd->add_flag("-v,--verbose", args->files.verbose, "Show every check, control and line, not only failures");
   cmd->callback([args] {
     try {
       audit(*args);

@@ -13,6 +13,7 @@ struct Exit {
 void add_list_command(CLI::App& app);       // cmd_list.cpp
 void add_run_command(CLI::App& app);        // cmd_run.cpp
 void add_audit_command(CLI::App& app);      // cmd_audit.cpp   (audit, accept)
+void add_report_command(CLI::App& app);     // cmd_report.cpp  (report merge: shard reports joined)
 void add_spec_command(CLI::App& app);       // cmd_spec.cpp    (the parsed specs as JSON)
 void add_rng_command(CLI::App& app);        // cmd_rng.cpp     (rng numpy ...; calls add_rng_torch)
 void add_rng_torch(CLI::App& rng);          // cmd_rng_torch.cpp (rng torch ...)

@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   vl::cli::add_list_command(app);
   vl::cli::add_run_command(app);
   vl::cli::add_audit_command(app);
+  vl::cli::add_report_command(app);
   vl::cli::add_spec_command(app);
   vl::cli::add_backends_command(app);
   vl::cli::add_rng_command(app);

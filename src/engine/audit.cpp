@@ -21,8 +21,20 @@
 #include "kernels/platform/cpu_info.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/compare.hpp"
+#include "numeric/sha256.hpp"
 
 namespace vl {
+
+std::string Shard::str() const { return fmt::format("{}/{}", index, count); }
+
+Shard shard_named(const std::string& text, const std::string& what) {
+  Shard s;
+  char slash = 0, rest = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c", &s.index, &slash, &s.count, &rest) != 3 || slash != '/' || s.count < 1 ||
+      s.index < 1 || s.index > s.count)
+    throw InputError(fmt::format("{} {}: not a shard K/N with 1 <= K <= N (e.g. 2/4)", what, text));
+  return s;
+}
 
 std::string ClaimResult::label() const {
   return precision == Precision::float64 ? claim.id : fmt::format("{} [{}]", claim.id, to_string(precision));
@@ -108,6 +120,16 @@ std::vector<std::string> read_lines(const std::filesystem::path& file) {
   return lines;
 }
 
+// A spec's sha256 for RunScope::specs_sha256 ("missing" for a spec that is not there: its lesson
+// reports that as a problem).
+std::string file_sha256_or_missing(const std::filesystem::path& file) {
+  try {
+    return sha256_file(file);
+  } catch (const InputError&) {
+    return "missing";
+  }
+}
+
 bool selected(const std::vector<std::string>& select, const std::string& lesson, const std::string& id) {
   if (select.empty()) return true;
   for (const auto& s : select)
@@ -129,8 +151,7 @@ ControlResult run_control(const Claim& claim, const ClaimCheck& check, const Neg
     const auto broken = backends::computing_in(audited.precision, std::make_shared<backends::ShapeChecked>(
                                                                       control.backend ? control.backend : backends::plain()));
     if (!broken) throw std::runtime_error(fmt::format("it does not compute in {}", to_string(audited.precision)));
-    const CheckContext ctx{control.backend ? *broken : audited.backend, audited.goldens, audited.settled_failing,
-                           audited.precision};
+    const CheckContext ctx = audited.judging(control.backend ? *broken : audited.backend);
     const Measurement m = control.backend ? check.run(ctx) : control.run(ctx);
     cr.rejected = !passes(claim, m);
     cr.value = m.value;
@@ -148,7 +169,7 @@ ControlResult run_control(const Claim& claim, const ClaimCheck& check, const Neg
 }
 
 ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& checks, const backends::Backend& backend,
-                      const std::filesystem::path& goldens, Precision precision = Precision::float64) {
+                      const std::filesystem::path& goldens, const AuditOptions& options, Precision precision = Precision::float64) {
   ClaimResult r;
   r.claim = claim;
   r.precision = precision;
@@ -158,7 +179,8 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
     return r;
   }
   // The engine's comparison, for a check that may end a sweep once a partial value fails.
-  const CheckContext ctx{backend, goldens, [&claim](double v) { return !passes(claim, Measurement{v, {}}); }, precision};
+  const CheckContext ctx{backend, goldens, [&claim](double v) { return !passes(claim, Measurement{v, {}}); }, precision,
+                         options.cases, options.seed};
   // A claim about our code is not applicable to another backend, and neither are its controls:
   // they break our code, whatever backend is audited, and the audit of one of ours runs them.
   const bool our_code_on_another_backend = claim.subject == ClaimSubject::our_code && !backend.ours();
@@ -233,7 +255,7 @@ ClaimResult run_claim(const Claim& claim, const std::vector<const ClaimCheck*>& 
 // (untested, which fails) where the spec states no tolerance for p, N/A where it says the claim
 // cannot hold in p or the backend does not compute in p.
 ClaimResult claim_in(const Claim& claim, const std::vector<const ClaimCheck*>& checks, const backends::Backend& backend,
-                     const std::filesystem::path& goldens, Precision p) {
+                     const std::filesystem::path& goldens, const AuditOptions& options, Precision p) {
   ClaimResult r;
   r.claim = claim;
   r.precision = p;
@@ -243,7 +265,7 @@ ClaimResult claim_in(const Claim& claim, const std::vector<const ClaimCheck*>& c
     r.why = fmt::format("backend '{}' does not compute in {}", backend.name(), to_string(p));
     return r;
   }
-  if (p == Precision::float64) return run_claim(claim, checks, backend, goldens);
+  if (p == Precision::float64) return run_claim(claim, checks, backend, goldens, options);
   const auto t = claim.tolerance_in(p);
   if (!t) {
     r.status = Status::untested;
@@ -257,7 +279,7 @@ ClaimResult claim_in(const Claim& claim, const std::vector<const ClaimCheck*>& c
     r.why = fmt::format("not in {}: {}", to_string(p), t->not_applicable);
     return r;
   }
-  return run_claim(claim.in(p), checks, *in_p, goldens, p);
+  return run_claim(claim.in(p), checks, *in_p, goldens, options, p);
 }
 
 ArrayResult compare_array(const std::filesystem::path& golden_dir, const ArrayGolden& golden,
@@ -369,8 +391,9 @@ ListingResult run_listing(const ListingSpec& spec, const Listing* code, const Sp
   return r;
 }
 
+// `item` numbers the selected items across lessons (Shard); this run judges those its shard takes.
 LessonResult audit_lesson(const Lesson& lesson, const AuditOptions& options, const backends::Backend& backend,
-                          const std::vector<std::string>& golden_problems) {
+                          const std::vector<std::string>& golden_problems, int& item) {
   LessonResult r;
   r.id = lesson.id;
   r.spec_file = options.root / lesson.spec_file;
@@ -416,9 +439,11 @@ LessonResult audit_lesson(const Lesson& lesson, const AuditOptions& options, con
       if (c.claim_id == claim.id) checks.push_back(&c);
     for (Precision p : options.precisions) {
       if (p != Precision::float64 && claim.subject == ClaimSubject::our_code) continue;  // our code is judged as it runs
+      if (!options.shard.takes(item++)) continue;
       const auto start = std::chrono::steady_clock::now();
-      r.claims.push_back(claim_in(claim, checks, backend, options.root / "reference_outputs", p));
+      r.claims.push_back(claim_in(claim, checks, backend, options.root / "reference_outputs", options, p));
       r.claims.back().seconds = seconds_since(start);
+      r.claims.back().item = item - 1;
     }
   }
   const bool float64 = std::find(options.precisions.begin(), options.precisions.end(), Precision::float64) != options.precisions.end();
@@ -426,10 +451,12 @@ LessonResult audit_lesson(const Lesson& lesson, const AuditOptions& options, con
     if (!float64 || !selected(options.select, lesson.id, ls.id)) continue;  // a listing prints what the lesson's program did
     const auto it = std::find_if(lesson.listings.begin(), lesson.listings.end(), [&](auto& l) { return l.id == ls.id; });
     if (options.computation_only && it != lesson.listings.end() && it->ops.empty()) continue;  // our code throughout
+    if (!options.shard.takes(item++)) continue;
     const auto start = std::chrono::steady_clock::now();
     r.listings.push_back(run_listing(ls, it == lesson.listings.end() ? nullptr : &*it, spec,
                                      options.root / "reference_outputs", options.update, backend));
     r.listings.back().seconds = seconds_since(start);
+    r.listings.back().item = item - 1;
   }
   const std::string prefix = (options.root / "reference_outputs" / lesson.id).string() + "/";
   for (const auto& p : golden_problems)
@@ -491,18 +518,29 @@ AuditReport run_audit(const std::vector<Lesson>& lessons, const AuditOptions& op
   } catch (const InputError& e) {
     report.problems.push_back(e.what());
   }
+  report.scope.select = options.select;
+  for (Precision p : options.precisions) report.scope.precisions.push_back(to_string(p));
+  report.scope.computation_only = options.computation_only;
+  report.scope.shard = options.shard;
+  report.scope.cases = options.cases;
+  report.scope.seed = options.seed;
+  Sha256 specs;
   std::set<std::string> claimed;
+  int item = 0;
   for (const auto& lesson : lessons) {
     bool any = options.select.empty();
     for (const auto& s : options.select) any = any || s == lesson.id || s.rfind(lesson.id + ".", 0) == 0;
     if (!any) continue;
-    report.lessons.push_back(audit_lesson(lesson, options, *backend, golden_problems));
+    const std::string spec_line = fmt::format("{} {}\n", lesson.spec_file, file_sha256_or_missing(options.root / lesson.spec_file));
+    specs.update(spec_line.data(), spec_line.size());
+    report.lessons.push_back(audit_lesson(lesson, options, *backend, golden_problems, item));
     for (const auto& p : report.lessons.back().problems) claimed.insert(p);
   }
   // Golden problems outside the audited lessons' folders (numpy/, torch/, ...) when auditing all.
   if (options.select.empty())
     for (const auto& p : golden_problems)
       if (!claimed.count(p)) report.problems.push_back(p);
+  report.scope.specs_sha256 = specs.hex_digest();
   return report;
 }
 

@@ -23,6 +23,19 @@
 
 namespace vl {
 
+/// A deterministic 1/N of the audit's items (`lessons audit --shard K/N`), the way test runners
+/// shard (Playwright's and Jest's --shard): the selected items (each claim in each precision, each
+/// listing), numbered in the audit's own order from 0, go round-robin, item i to shard i mod N + 1.
+/// N runs on N machines, joined by `lessons report merge`, judge exactly what one run judges.
+struct Shard {
+  int index = 1;  // K, 1-based
+  int count = 1;  // N; 1: the whole audit
+  bool takes(int item) const { return item % count == index - 1; }
+  std::string str() const;  // "K/N"
+};
+/// "K/N" with 1 ≤ K ≤ N; throws vl::InputError naming `what` (the argument) otherwise.
+Shard shard_named(const std::string& text, const std::string& what);
+
 struct AuditOptions {
   std::filesystem::path root;          // holds specs/ and reference_outputs/
   std::shared_ptr<const backends::Backend> backend;  // the implementation judged; null = plain
@@ -35,6 +48,9 @@ struct AuditOptions {
   /// computed by backend operations (`--computation-only`); the claims about our own code and the
   /// listings that are our code throughout are left out of the report (the default audit has them).
   bool computation_only = false;
+  Shard shard;                         // --shard K/N: this run judges items i with i mod N = K − 1
+  int cases = kDefaultCases;           // --cases N: generated cases per check that draws them
+  std::uint64_t seed = kDefaultSeed;   // --seed S: their seed (engine/generated_cases.hpp)
 };
 
 struct ControlResult {
@@ -66,6 +82,7 @@ struct ClaimResult {
   std::vector<CheckResult> checks;
   std::string why;                     // for a status other than passed
   double seconds = 0;                  // wall time of its checks and controls (where an audit's time goes)
+  int item = 0;                        // its number among the run's items (Shard), the order a merge restores
   /// Its id as the reports name it: "masking.alignment", or "masking.alignment [float32]" in another precision.
   std::string label() const;
 };
@@ -89,6 +106,7 @@ struct ListingResult {
   std::string why;
   std::vector<std::string> operations;  // the backend operations it computes through; empty: our code throughout
   double seconds = 0;                   // wall time of its run and comparisons
+  int item = 0;                         // its number among the run's items (Shard)
 };
 
 struct LessonResult {
@@ -117,11 +135,25 @@ struct Provenance {
   std::string blas_narrower;           // "" unless the BLAS core is narrower than the CPU
 };
 
+/// What a run was asked to judge, so that shard reports join only with reports of the same run
+/// (lessons report merge): the selection, precisions and computation-only flag as given, its
+/// shard, and a sha256 over the specs it read (each audited spec's path and its file's sha256).
+struct RunScope {
+  std::vector<std::string> select;
+  std::vector<std::string> precisions;
+  bool computation_only = false;
+  Shard shard;
+  std::string specs_sha256;
+  int cases = kDefaultCases;
+  std::uint64_t seed = kDefaultSeed;
+};
+
 struct AuditReport {
   std::vector<LessonResult> lessons;
   std::vector<std::string> problems;   // goldens outside any lesson, manifest problems
   Provenance provenance;
   std::filesystem::path root;
+  RunScope scope;
 
   int passed() const;                  // claims + listings that passed
   int failed() const;                  // claims + listings that did not (not applicable aside), + problems

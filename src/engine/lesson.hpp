@@ -6,6 +6,7 @@
 // the audited one (ours by default, or anyone's), and each negative control's deliberately
 // broken variant (scale removed, state not carried, ...). A control that passes makes the check
 // vacuous.
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -63,6 +64,12 @@ struct Measurement {
 /// `settled_failing` is the engine's own comparison, for a check that sweeps growing inputs and
 /// may stop once a partial value already fails (the chunked-cost sweeps): it answers whether the
 /// value fails the claim; the check still returns what it measured.
+/// Generated cases per check by default: enough to meet the shapes no fixed sweep names, few
+/// enough that the audit's time stays what it was (the cases are small); `--cases 1000` for a
+/// nightly-style run (README).
+inline constexpr int kDefaultCases = 24;
+inline constexpr std::uint64_t kDefaultSeed = 20261206;
+
 struct CheckContext {
   const backends::Backend& backend;
   std::filesystem::path goldens;  // reference_outputs/ of the audited root
@@ -73,6 +80,14 @@ struct CheckContext {
   /// inputs compares in another precision with our plain float64 kernel on the rounded inputs
   /// (matches-torch), or judges agreement within the derived bound (masking's agreement claims).
   Precision precision = Precision::float64;
+  /// How many generated cases a check that draws them runs (`lessons audit --cases N`), and the
+  /// seed it draws them from (`--seed S`, printed in the report): engine/generated_cases.hpp.
+  int cases = kDefaultCases;
+  std::uint64_t seed = kDefaultSeed;
+
+  /// The same context judging another backend (a control's broken one, a backend seen through
+  /// its outputs): everything else, the generated cases' count and seed too, carried over.
+  CheckContext judging(const backends::Backend& other) const { return {other, goldens, settled_failing, precision, cases, seed}; }
 };
 using CheckFn = std::function<Measurement(const CheckContext&)>;
 

@@ -45,6 +45,7 @@ nlohmann::json claim_json(const ClaimResult& c) {
                       {"why", c.why},
                       {"spec_line", c.claim.where.line},
                       {"seconds", c.seconds},
+                      {"item", c.item},
                       {"checks", nlohmann::json::array()}};
   for (const auto& ch : c.checks) {
     const bool ran = ch.not_applicable.empty() && ch.error.empty();
@@ -67,7 +68,7 @@ nlohmann::json claim_json(const ClaimResult& c) {
 
 nlohmann::json listing_json(const ListingResult& l) {
   nlohmann::json j = {{"id", l.id}, {"function", l.function}, {"status", to_string(l.status)}, {"why", l.why}, {"seconds", l.seconds},
-                      {"operations", l.operations}, {"produced", l.produced}, {"lines", nlohmann::json::array()}, {"arrays", nlohmann::json::array()}};
+                      {"item", l.item}, {"operations", l.operations}, {"produced", l.produced}, {"lines", nlohmann::json::array()}, {"arrays", nlohmann::json::array()}};
   for (const auto& v : l.lines) {
     nlohmann::json vj = {{"line", v.line}, {"documented", v.documented}, {"produced", v.produced},
                          {"rule", v.rule}, {"passed", v.passed}, {"detail", v.detail}};
@@ -108,6 +109,10 @@ nlohmann::json report_json(const AuditReport& report) {
   j["provenance"]["blas_narrower"] =
       report.provenance.blas_narrower.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.provenance.blas_narrower);
   j["root"] = report.root.string();
+  j["scope"] = {{"select", report.scope.select}, {"precisions", report.scope.precisions},
+                {"computation_only", report.scope.computation_only}, {"shard", report.scope.shard.str()},
+                {"specs_sha256", report.scope.specs_sha256}, {"cases", report.scope.cases},
+                {"seed", report.scope.seed}};
   j["passed"] = report.passed();
   j["failed"] = report.failed();
   j["refuted"] = report.refuted();

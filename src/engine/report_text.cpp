@@ -107,6 +107,8 @@ void print_report(std::ostream& out, const AuditReport& report, bool verbose) {
              report.provenance.cpu_vector, report.provenance.kernel_path,
              report.provenance.blas_core.empty() ? std::string("not OpenBLAS (unknown)") : report.provenance.blas_core);
   if (!report.provenance.blas_narrower.empty()) fmt::print(out, "-- {}\n", report.provenance.blas_narrower);
+  fmt::print(out, "-- generated cases: {} per check that draws them, seed {} (lessons audit --cases N --seed S){}\n", report.scope.cases,
+             report.scope.seed, report.scope.shard.count > 1 ? fmt::format("; shard {} of the items", report.scope.shard.str()) : "");
   // Every claim not applicable: say so (a failure, by contrast, was checked).
   if (report.passed() == 0 && report.failed() == 0)
     fmt::print(out, "-- nothing was checked: no claim or listing ran on backend {}\n", report.provenance.backend);

@@ -16,7 +16,7 @@ inline ClaimCheck outputs_only(ClaimCheck check) {
   check.name += "; the weights read from the outputs (one-hot values)";
   check.run = [run = check.run](const CheckContext& ctx) {
     const auto through = backends::WeightsFromOutputs::over(ctx.backend);
-    return run(CheckContext{*through, ctx.goldens, ctx.settled_failing, ctx.precision});
+    return run(ctx.judging(*through));
   };
   return check;
 }

@@ -55,6 +55,13 @@ Measurement window_independent(const CheckContext& ctx);  // masking_window.cpp
 Measurement cache_decoding(const CheckContext& ctx);       // masking_cache.cpp
 Measurement float16_bound(const CheckContext& ctx);        // masking_float16.cpp
 Measurement mha_fully_masked_row(const CheckContext& ctx); // masking_mha.cpp
+// The same claims over generated cases (masking_generated.cpp).
+Measurement masked_weights_generated(const CheckContext& ctx);
+Measurement window_generated(const CheckContext& ctx);
+Measurement nan_generated(const CheckContext& ctx);
+// Our float16 and bfloat16 storage rounds once (masking_rounds_once.cpp), and its control: through float.
+Measurement narrow_formats_round_once(const CheckContext& ctx);
+Measurement rounded_through_float(const CheckContext& ctx);
 
 /// (B, Sq): which queries of an nn.MultiheadAttention call see no key under its options
 /// (attn_mask (Sq, Sk) true = blocked, key_padding_mask (B, Sk), causal top-left): our truth.

@@ -193,20 +193,37 @@ AttentionResult<T, 4> BooleanMaskDropped::broken(const Tensor4<T>& q, const Tens
 }
 VL_ATTENTION_BREAK_PRECISIONS(BooleanMaskDropped)
 
+NanSilenced::NanSilenced(std::shared_ptr<const Backend> base, std::string name, Where where)
+    : AttentionBreak(std::move(base), std::move(name)), where_(where) {}
+template <class T>
+AttentionResult<T, 4> NanSilenced::broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const {
+  const auto zero_nan = [](Tensor4<T> t) {
+    for (T& x : t)
+      if (std::isnan(x)) x = T(0);
+    return t;
+  };
+  if (where_ == Where::inputs) return base().attention(zero_nan(q), zero_nan(k), zero_nan(v), o);
+  AttentionResult<T, 4> r = base().attention(q, k, v, o);
+  r.output = zero_nan(r.output);
+  return r;
+}
+VL_ATTENTION_BREAK_PRECISIONS(NanSilenced)
+
 namespace {
 template <class T>
-AttentionOptions<T> window_wrong(AttentionOptions<T> o, bool widen) {
-  if (o.left_window >= 0) o.left_window = widen ? o.left_window + 1 : -1;
+AttentionOptions<T> window_wrong(AttentionOptions<T> o, WindowBuiltWrong::Bug bug) {
+  using Bug = WindowBuiltWrong::Bug;
+  if (o.left_window >= 0) o.left_window = bug == Bug::wider ? o.left_window + 1 : bug == Bug::dropped ? -1 : std::max<std::ptrdiff_t>(0, o.left_window - 1);
   return o;
 }
 }  // namespace
 
-WindowBuiltWrong::WindowBuiltWrong(std::shared_ptr<const Backend> base, std::string name, bool widen)
-    : AttentionBreak(std::move(base), std::move(name)), widen_(widen) {}
+WindowBuiltWrong::WindowBuiltWrong(std::shared_ptr<const Backend> base, std::string name, Bug bug)
+    : AttentionBreak(std::move(base), std::move(name)), bug_(bug) {}
 template <class T>
 AttentionResult<T, 4> WindowBuiltWrong::broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
                                                const AttentionOptions<T>& o) const {
-  return base().attention(q, k, v, window_wrong(o, widen_));
+  return base().attention(q, k, v, window_wrong(o, bug_));
 }
 VL_ATTENTION_BREAK_PRECISIONS(WindowBuiltWrong)
 

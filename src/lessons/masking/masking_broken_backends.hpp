@@ -59,6 +59,19 @@ class MaskAfterSoftmax : public AttentionBreak<MaskAfterSoftmax> {
   AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const;
 };
 
+/// A NaN silenced: `output` — every NaN of the output replaced by 0 (a kernel that guards its rows
+/// with isnan → 0); `inputs` — every NaN of Q, K and V read as 0 before attending.
+class NanSilenced : public AttentionBreak<NanSilenced> {
+ public:
+  enum class Where { output, inputs };
+  NanSilenced(std::shared_ptr<const Backend> base, std::string name, Where where);
+  template <class T>
+  AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const;
+
+ private:
+  Where where_;
+};
+
 /// A finite fill: every hidden score gets −10⁴ added (an additive bias) in place of −∞: finite in
 /// every precision (float16's largest is 65504, so a −1e9 fill would be −∞ there and no bug).
 class FiniteFill : public AttentionBreak<FiniteFill> {
@@ -85,16 +98,18 @@ class BooleanMaskDropped : public AttentionBreak<BooleanMaskDropped> {
   AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const;
 };
 
-/// The sliding window (options.left_window) applied wrongly: one key wider than asked
-/// (`widen` = true: query i sees i − w − 1 … i) or dropped altogether.
+/// The sliding window (options.left_window) applied wrongly: one key wider than asked (query i
+/// sees i − w − 1 … i), one key narrower (i − w + 1 … i, for w ≥ 1: the key at the window's edge
+/// hidden), or dropped altogether.
 class WindowBuiltWrong : public AttentionBreak<WindowBuiltWrong> {
  public:
-  WindowBuiltWrong(std::shared_ptr<const Backend> base, std::string name, bool widen);
+  enum class Bug { wider, narrower, dropped };
+  WindowBuiltWrong(std::shared_ptr<const Backend> base, std::string name, Bug bug);
   template <class T>
   AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const;
 
  private:
-  bool widen_;
+  Bug bug_;
 };
 
 /// A KV cache handled wrongly: the per-batch key lengths (options.kv_lengths, ONNX's

@@ -24,8 +24,10 @@ Lesson lesson() {
   const auto finite = std::make_shared<FiniteFill>(plain, "fill-minus-1e4");
   const auto unguarded = std::make_shared<UnguardedSoftmax>(plain, "softmax-unguarded");
   const auto padding_dropped = std::make_shared<BooleanMaskDropped>(plain, "boolean-mask-dropped");
-  const auto window_wide = std::make_shared<WindowBuiltWrong>(plain, "window-one-key-wider", true);
-  const auto window_dropped = std::make_shared<WindowBuiltWrong>(plain, "window-dropped", false);
+  using WindowBug = WindowBuiltWrong::Bug;
+  const auto window_wide = std::make_shared<WindowBuiltWrong>(plain, "window-one-key-wider", WindowBug::wider);
+  const auto window_narrow = std::make_shared<WindowBuiltWrong>(plain, "window-one-key-narrower", WindowBug::narrower);
+  const auto window_dropped = std::make_shared<WindowBuiltWrong>(plain, "window-dropped", WindowBug::dropped);
   const auto lengths_dropped = std::make_shared<CacheBuiltWrong>(plain, "cache-lengths-dropped", CacheBuiltWrong::Bug::lengths_dropped);
   const auto no_shift = std::make_shared<Float16SoftmaxUnshifted>(plain, "float16-softmax-no-max-shift");
   const auto position_dropped = std::make_shared<CacheBuiltWrong>(plain, "cache-position-dropped", CacheBuiltWrong::Bug::position_dropped);
@@ -35,6 +37,13 @@ Lesson lesson() {
                       {broken_backend("mask lets one future key through", future),
                        broken_backend("mask applied after the softmax", after),
                        broken_backend("−1e4 in place of −∞", finite)}});
+  l.checks.push_back({"masking.masked-weights-zero", "generated cases: every mask, window, GQA group, Sq ≠ Sk, softcap, key lengths",
+                      masked_weights_generated,
+                      {broken_backend("mask lets one future key through", future),
+                       broken_backend("window one key wider", window_wide),
+                       broken_backend("window one key narrower", window_narrow),
+                       broken_backend("key-padding mask ignored", padding_dropped),
+                       broken_backend("cache lengths ignored", lengths_dropped)}});
 
   l.checks.push_back({"masking.first-position-self", "query 0: weight 1.0 on key 0, output v_0 bit for bit",
                       first_position_self,
@@ -76,7 +85,26 @@ Lesson lesson() {
   l.checks.push_back({"masking.window-independent", "sliding window w: keys more than w back redrawn, those outputs bit for bit",
                       window_independent,
                       {broken_backend("window one key wider", window_wide),
+                       broken_backend("window one key narrower", window_narrow),
                        broken_backend("window dropped", window_dropped)}});
+  l.checks.push_back({"masking.window-independent", "generated cases: a hidden key moves no output, a visible one does",
+                      window_generated,
+                      // Not "one key narrower": in bfloat16 and float16 a small weight's move can round away, so this
+                      // check requires moves in float64 and float32 only; the sweep above and the weights' generated
+                      // check reject it in every precision.
+                      {broken_backend("window one key wider", window_wide),
+                       broken_backend("window dropped", window_dropped),
+                       broken_backend("mask lets one future key through", future)}});
+
+  using NanWhere = NanSilenced::Where;
+  l.checks.push_back({"masking.nan-propagates", "generated cases: a NaN in a query, a key or a value a query sees reaches its output",
+                      nan_generated,
+                      {broken_backend("NaN outputs silenced to 0", std::make_shared<NanSilenced>(plain, "nan-output-silenced", NanWhere::output)),
+                       broken_backend("NaN inputs read as 0", std::make_shared<NanSilenced>(plain, "nan-inputs-silenced", NanWhere::inputs))}});
+
+  l.checks.push_back({"masking.narrow-formats-round-once", "the doubles either side of every float16 midpoint and of 7,808 bfloat16 ones",
+                      narrow_formats_round_once,
+                      {broken_code("rounded twice: double → float → the format", rounded_through_float)}});
 
   l.checks.push_back({"masking.cache-decoding", "one causal pass vs. chunks decoded through past_key and through nonpad_kv_seqlen",
                       cache_decoding,

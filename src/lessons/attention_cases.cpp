@@ -1,0 +1,122 @@
+#include "lessons/attention_cases.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <xtensor/xview.hpp>
+
+#include "numeric/numpy_random.hpp"
+
+namespace vl::lessons {
+
+namespace {
+
+enum MaskKind { kNone, kBool, kFloat, kCausalTopLeft, kCausalBottomRight };
+
+double row_norm(const backends::Tensor4<double>& t, std::size_t b, std::size_t h, std::size_t i) {
+  double s = 0;
+  for (std::size_t x = 0; x < t.shape(3); ++x) s += t(b, h, i, x) * t(b, h, i, x);
+  return std::sqrt(s);
+}
+
+}  // namespace
+
+std::vector<CaseTerm> attention_case_terms(bool window_always) {
+  return {{"B", 1, 3, 1, {}},
+          {"Hkv", 1, 3, 1, {}},
+          {"group", 1, 3, 1, {}},
+          {"Sq", 1, 9, 1, {}},
+          {"Sk", 1, 11, 1, {}},
+          {"D", 1, 19, 1, {}},
+          {"Dv", 1, 9, 1, {}},
+          {"mask", kNone, kCausalBottomRight, kNone, {"none", "bool", "float", "causal-top-left", "causal-bottom-right"}},
+          {"mask_rank", 0, 1, 0, {"2", "4"}},
+          {"window", window_always ? 0 : -1, 4, window_always ? 0 : -1, {}},
+          {"softcap", 0, 1, 0, {"none", "5"}},
+          {"scale", 0, 1, 0, {"1/sqrt(D)", "0.3"}},
+          {"kv_lengths", 0, 1, 0, {"none", "drawn"}}};
+}
+
+std::vector<std::vector<int>> attention_anchor_cases() {
+  //        B  Hkv group Sq Sk  D  Dv  mask                 rank window softcap scale kv_lengths
+  return {{2, 1, 2, 6, 8, 5, 3, kBool, 0, -1, 0, 0, 0},
+          {1, 2, 2, 7, 7, 4, 4, kFloat, 1, -1, 1, 0, 0},
+          {1, 1, 2, 8, 8, 3, 3, kCausalTopLeft, 0, 1, 0, 1, 0},
+          {2, 2, 1, 4, 9, 6, 2, kCausalBottomRight, 0, 2, 0, 0, 0},
+          {2, 1, 1, 5, 8, 3, 2, kNone, 0, 3, 0, 0, 1},
+          {1, 1, 1, 6, 6, 2, 2, kNone, 0, 0, 0, 0, 0}};
+}
+
+AttentionCase attention_case(const Case& c) {
+  const std::size_t B = c["B"], Hkv = c["Hkv"], Hq = Hkv * c["group"], Sq = c["Sq"], Sk = c["Sk"], D = c["D"], Dv = c["Dv"];
+  numpy::Generator rng(c.data_seed());
+  AttentionCase a;
+  // Q and K at half a standard normal keep a row's scores within a few units of each other.
+  a.q = 0.5 * rng.standard_normal(std::vector<std::size_t>{B, Hq, Sq, D});
+  a.k = 0.5 * rng.standard_normal(std::vector<std::size_t>{B, Hkv, Sk, D});
+  a.v = rng.standard_normal(std::vector<std::size_t>{B, Hkv, Sk, Dv});
+  AttentionOptions<double>& o = a.options;
+  o.return_weights = true;
+  const int mask = c["mask"];
+  const bool rank4 = c["mask_rank"] == 1;
+  const std::vector<std::size_t> mask_shape = rank4 ? std::vector<std::size_t>{B, Hq, Sq, Sk} : std::vector<std::size_t>{Sq, Sk};
+  // u in [0, 1): below the threshold hidden. Query i always sees key i mod Sk (u = 1) and, with
+  // two keys or more, never key (i + 1) mod Sk (u = 0), in every (batch, head) of a rank-4 mask.
+  xt::xarray<double> u = rng.random(mask_shape);
+  const std::size_t rows = u.size() / (Sq * Sk);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t i = 0; i < Sq; ++i) {
+      u.flat(r * Sq * Sk + i * Sk + i % Sk) = 1;
+      if (Sk >= 2) u.flat(r * Sq * Sk + i * Sk + (i + 1) % Sk) = 0;
+    }
+  double bias_spread = 0;
+  if (mask == kBool) o.allowed = xt::xarray<bool>(u >= 0.25);
+  if (mask == kFloat) {
+    // Finite values in [−1, 1], and −∞ (a hidden key) for about one in five.
+    o.bias = xt::xarray<double>(xt::where(u < 0.2, -std::numeric_limits<double>::infinity(), 2.5 * u - 1.5));
+    bias_spread = 2;
+  }
+  o.causal = mask == kCausalTopLeft || mask == kCausalBottomRight;
+  o.alignment = mask == kCausalBottomRight ? CausalAlignment::bottom_right : CausalAlignment::top_left;
+  o.left_window = c["window"];
+  if (c["softcap"]) o.softcap = 5;
+  if (c["scale"]) o.scale = 0.3;
+  std::vector<std::size_t> lengths(B, Sk);
+  if (c["kv_lengths"]) {
+    const xt::xarray<double> l = rng.random({B});
+    for (std::size_t b = 0; b < B; ++b)
+      lengths[b] = b == 0 && Sk >= 2 ? 1 + std::size_t(l(b) * double(Sk - 1)) : std::min(Sk, std::size_t(l(b) * double(Sk + 1)));
+    o.kv_lengths = lengths;
+  }
+
+  // The truth, from the definition (ops/attention.hpp): query i sits at position p = i + offset
+  // (offset L_b − Sq bottom-right, else 0) and sees key j iff j < L_b, not j > p under the causal
+  // mask, not j < p − w in a window, and the boolean mask allows it and the additive one is not −∞.
+  a.visible = xt::zeros<bool>({B, Hq, Sq, Sk});
+  const double scale = o.scale ? *o.scale : 1 / std::sqrt(double(D));
+  double max_q = 0, max_k = 0;
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < Hq; ++h) {
+      for (std::size_t i = 0; i < Sq; ++i) max_q = std::max(max_q, row_norm(a.q, b, h, i));
+      for (std::size_t i = 0; i < Sq; ++i)
+        for (std::size_t j = 0; j < Sk; ++j) {
+          const auto L = std::ptrdiff_t(lengths[b]);
+          const std::ptrdiff_t p = std::ptrdiff_t(i) + (o.alignment == CausalAlignment::bottom_right ? L - std::ptrdiff_t(Sq) : 0);
+          const auto jj = std::ptrdiff_t(j);
+          bool sees = jj < L && !(o.causal && jj > p) && !(o.left_window >= 0 && jj < p - o.left_window);
+          const std::size_t mb = rank4 ? b : 0, mh = rank4 ? h : 0;
+          if (o.allowed) sees = sees && (rank4 ? (*o.allowed)(mb, mh, i, j) : (*o.allowed)(i, j));
+          if (o.bias) sees = sees && std::isfinite(rank4 ? (*o.bias)(mb, mh, i, j) : (*o.bias)(i, j));
+          a.visible(b, h, i, j) = sees;
+        }
+    }
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < Hkv; ++h)
+      for (std::size_t j = 0; j < Sk; ++j) max_k = std::max(max_k, row_norm(a.k, b, h, j));
+  const double products = 2 * scale * max_q * max_k;
+  a.score_spread = (o.softcap > 0 ? std::min(products, 2 * o.softcap) : products) + bias_spread;
+  return a;
+}
+
+}  // namespace vl::lessons

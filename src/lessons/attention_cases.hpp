@@ -1,0 +1,56 @@
+#pragma once
+// Generated attention cases (engine/generated_cases.hpp) over the terms of ONNX's Attention and
+// torch's scaled_dot_product_attention: batch, key/value heads and the GQA group, Sq and Sk, the
+// head sizes D and Dv (any, not only multiples of a vector width), a mask (none, boolean or
+// additive, of rank 2 or 4, causal top-left or bottom-right), a sliding window, a softcap, an
+// explicit scale, and per-batch key lengths (an external KV cache padded to Sk).
+//
+//   Q (B, Hkv·group, Sq, D), K (B, Hkv, Sk, D), V (B, Hkv, Sk, Dv)
+//
+// With each case, the truth the claims about masking judge by: which keys each query may see,
+// decided here from the operation's definition (ops/attention.hpp, ONNX Attention), never by the
+// backend under test; and a bound on how far apart a row's scores can be.
+#include <cstddef>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include "backends/backend.hpp"
+#include "engine/generated_cases.hpp"
+
+namespace vl::lessons {
+
+struct AttentionCase {
+  backends::Tensor4<double> q, k, v;
+  AttentionOptions<double> options;
+  xt::xtensor<bool, 4> visible;  // (B, Hq, Sq, Sk): query i of (b, h) may see key j
+  /// An upper bound on max_j s_ij − min_j s_ij over the visible keys of any row (Cauchy–Schwarz on
+  /// the scaled products, 2·softcap with a softcap, plus the additive mask's spread): where it is
+  /// at most kNoUnderflowSpread, no visible weight can round to 0 in any precision the audit runs.
+  double score_spread = 0;
+};
+
+/// exp(−12)/11 ≈ 5.6·10⁻⁷ (the smallest weight of a visible key among at most 11 keys whose scores
+/// are within 12 of each other) is above float16's smallest subnormal 6·10⁻⁸, and 4× it is above
+/// float32's unit round-off at 1: a visible key's weight is never 0, and in float32 a change of 4
+/// in its value always moves the output.
+inline constexpr double kNoUnderflowSpread = 12;
+
+/// The terms; the sliding window's width is drawn from −1 (none) … 4, or 0 … 4 with `window_always`.
+std::vector<CaseTerm> attention_case_terms(bool window_always);
+
+/// Anchor cases (engine/generated_cases.hpp), in the terms' order, each a shape of its own: a
+/// boolean mask of rank 2 with GQA, an additive one of rank 4 with a softcap, the causal mask
+/// top-left with a window of 1, bottom-right with Sq < Sk and a window of 2, key lengths with a
+/// window of 3, no mask with a window of 0. With the inputs' built-in structure (below) every
+/// broken mask, window or key length the masking checks reject meets its bug in one of them,
+/// whatever the seed.
+std::vector<std::vector<int>> attention_anchor_cases();
+
+/// The case's inputs (drawn from its data seed), options and truth. Built-in structure, so that
+/// each mask hides and shows something: a boolean or additive mask lets query i see key i mod Sk
+/// and (Sk ≥ 2) hides key (i + 1) mod Sk, the rest drawn (a quarter hidden, a fifth −∞); drawn
+/// key lengths give batch 0 a length in [1, Sk − 1] (Sk ≥ 2), the others [0, Sk].
+AttentionCase attention_case(const Case& c);
+
+}  // namespace vl::lessons

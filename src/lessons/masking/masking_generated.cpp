@@ -1,0 +1,159 @@
+// Lesson masking, two claims over generated cases (engine/generated_cases.hpp,
+// lessons/attention_cases.hpp): the shapes, GQA groups, masks, windows, softcaps, scales and key
+// lengths no fixed sweep lists, judged by the truth of which keys each query may see.
+//
+//   masking.masked-weights-zero   in every row with a visible key: every weight on a hidden key
+//                                 is exactly 0, the row sums to 1, and (where no weight can underflow) every
+//                                 visible key has a weight above 0: a mask too wide or too narrow
+//                                 by one key fails.
+//   masking.nan-propagates        a NaN in a query, or in a key or value a query sees, reaches
+//                                 that query's output: no kernel silences it into a number.
+//   masking.window-independent    a key the masks hide from a query (one that sees some key)
+//                                 cannot move its output by a
+//                                 bit; a change of 4 in a visible key's value moves it (float64,
+//                                 float32; in bfloat16 and float16 a small weight's move can round
+//                                 away). Outputs only: it judges any backend.
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "lessons/attention_cases.hpp"
+#include "lessons/masking/masking.hpp"
+#include "numeric/compare.hpp"
+
+namespace vl::lessons::masking {
+
+namespace {
+
+std::string at(std::size_t b, std::size_t h, std::size_t i, std::size_t j) {
+  return fmt::format("batch {}, head {}, query {}, key {}", b, h, i, j);
+}
+
+Measurement masked_weights_case(const CheckContext& ctx, const Case& c) {
+  const AttentionCase a = attention_case(c);
+  const auto r = ctx.backend.attention(a.q, a.k, a.v, a.options);
+  const auto& vis = a.visible;
+  double worst_sum = 0;
+  std::string leak, lost;
+  const bool no_underflow = a.score_spread <= kNoUnderflowSpread;
+  for (std::size_t b = 0; b < vis.shape(0); ++b)
+    for (std::size_t h = 0; h < vis.shape(1); ++h)
+      for (std::size_t i = 0; i < vis.shape(2); ++i) {
+        // A row with no visible key is masking.fully-masked-row-zero's (torch gives it NaN).
+        bool any = false;
+        for (std::size_t j = 0; j < vis.shape(3); ++j) any = any || vis(b, h, i, j);
+        if (!any) continue;
+        double sum = 0;
+        for (std::size_t j = 0; j < vis.shape(3); ++j) {
+          const double w = r.weights(b, h, i, j);
+          sum += w;
+          if (!vis(b, h, i, j) && w != 0.0 && leak.empty()) leak = fmt::format("weight {:.3g} on a hidden key ({})", w, at(b, h, i, j));
+          if (vis(b, h, i, j) && no_underflow && !(w > 0.0) && lost.empty())
+            lost = fmt::format("weight {:.3g} on a visible key ({})", w, at(b, h, i, j));
+        }
+        worst_sum = worse(worst_sum, std::fabs(sum - 1.0));
+      }
+  Measurement m{worst_sum, fmt::format("max |row sum − 1| = {:.2e}{}{}", worst_sum, leak.empty() ? "" : "; " + leak,
+                                       lost.empty() ? "" : "; " + lost)};
+  return m.require(leak.empty(), leak).require(lost.empty(), lost);
+}
+
+Measurement window_case(const CheckContext& ctx, const Case& c) {
+  AttentionCase a = attention_case(c);
+  a.options.return_weights = false;
+  const std::size_t j = c.data_seed() % a.k.shape(2);
+  const auto base = ctx.backend.attention(a.q, a.k, a.v, a.options).output;
+  // (a) key j's value + 4: the weights stay, a row that sees j moves by exactly 4·w_j per entry.
+  auto v4 = a.v;
+  positions(v4, j, j + 1) += 4.0;
+  const auto moved_v = ctx.backend.attention(a.q, a.k, v4, a.options).output;
+  // (b) key j's key scaled by −3 as well: its score changes; a row that cannot see j must not.
+  auto k3 = a.k;
+  positions(k3, j, j + 1) *= -3.0;
+  const auto moved_kv = ctx.backend.attention(a.q, k3, v4, a.options).output;
+  const bool must_move = (ctx.precision == Precision::float64 || ctx.precision == Precision::float32) &&
+                         a.score_spread <= kNoUnderflowSpread;
+  double hidden_moved = 0;
+  std::string where, still;
+  for (std::size_t b = 0; b < base.shape(0); ++b)
+    for (std::size_t h = 0; h < base.shape(1); ++h)
+      for (std::size_t i = 0; i < base.shape(2); ++i) {
+        bool any = false;  // a row with no visible key is masking.fully-masked-row-zero's (torch gives it NaN)
+        for (std::size_t key = 0; key < a.visible.shape(3); ++key) any = any || a.visible(b, h, i, key);
+        if (!any) continue;
+        double dv = 0, dkv = 0;
+        for (std::size_t x = 0; x < base.shape(3); ++x) {
+          dv = worse(dv, std::fabs(moved_v(b, h, i, x) - base(b, h, i, x)));
+          dkv = worse(dkv, std::fabs(moved_kv(b, h, i, x) - base(b, h, i, x)));
+        }
+        if (!a.visible(b, h, i, j)) {
+          const double d = worse(dv, dkv);
+          if (d > hidden_moved || std::isnan(d)) hidden_moved = d, where = fmt::format("; key {} hidden from {} moved it by {:.3g}", j, at(b, h, i, j), d);
+        } else if (must_move && dv == 0 && still.empty()) {
+          still = fmt::format("key {} visible to {} changed by 4 and the output did not move", j, at(b, h, i, j));
+        }
+      }
+  Measurement m{hidden_moved, fmt::format("largest move of an output whose query cannot see the changed key {}: {:.3g}{}{}", j,
+                                          hidden_moved, where, still.empty() ? "" : "; " + still)};
+  return m.require(still.empty(), still);
+}
+
+// One NaN put where a query sees it: in query i0 (its whole output NaN), in key j of key/value
+// head 0 (the whole output of every query of its group that sees j), in entry 0 of value j (entry 0
+// of those queries' outputs). Counts the output entries that should be NaN and are not; a query
+// that sees no key is masking.fully-masked-row-zero's.
+Measurement nan_case(const CheckContext& ctx, const Case& c) {
+  AttentionCase a = attention_case(c);
+  a.options.return_weights = false;
+  const std::size_t Sq = a.q.shape(2), Sk = a.k.shape(2), group = a.q.shape(1) / a.k.shape(1);
+  const std::size_t i0 = c.data_seed() % Sq, j = (c.data_seed() / 7) % Sk;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::size_t missed = 0, expected = 0;
+  std::string first;
+  const auto judge = [&](const char* where, const backends::Tensor4<double>& out, auto must_be_nan) {
+    for (std::size_t h = 0; h < out.shape(1); ++h)
+      for (std::size_t i = 0; i < Sq; ++i) {
+        bool sees = false;
+        for (std::size_t key = 0; key < Sk; ++key) sees = sees || a.visible(0, h, i, key);
+        if (!sees) continue;
+        for (std::size_t x = 0; x < out.shape(3); ++x)
+          if (must_be_nan(h, i, x)) {
+            ++expected;
+            if (!std::isnan(out(0, h, i, x)) && ++missed == 1)
+              first = fmt::format("a NaN in {} reached batch 0, head {}, query {}, entry {} as {}", where, h, i, x, out(0, h, i, x));
+          }
+      }
+  };
+  auto q = a.q;
+  q(0, 0, i0, 0) = nan;
+  judge("query 0's entry 0", ctx.backend.attention(q, a.k, a.v, a.options).output, [&](auto h, auto i, auto) { return h == 0 && i == i0; });
+  auto k = a.k;
+  k(0, 0, j, 0) = nan;
+  judge("key 0's entry 0", ctx.backend.attention(a.q, k, a.v, a.options).output,
+        [&](auto h, auto i, auto) { return h < group && a.visible(0, h, i, j); });
+  auto v = a.v;
+  v(0, 0, j, 0) = nan;
+  judge("value 0's entry 0", ctx.backend.attention(a.q, a.k, v, a.options).output,
+        [&](auto h, auto i, auto x) { return x == 0 && h < group && a.visible(0, h, i, j); });
+  return {double(missed), fmt::format("{} of {} output entries that see a NaN are not NaN{}", missed, expected, first.empty() ? "" : ": " + first)};
+}
+
+}  // namespace
+
+Measurement masked_weights_generated(const CheckContext& ctx) {
+  const auto terms = attention_case_terms(false);
+  return generated_cases(ctx, terms, attention_anchor_cases(), Worse::larger, [&](const Case& c) { return masked_weights_case(ctx, c); });
+}
+
+Measurement nan_generated(const CheckContext& ctx) {
+  const auto terms = attention_case_terms(false);
+  return generated_cases(ctx, terms, attention_anchor_cases(), Worse::larger, [&](const Case& c) { return nan_case(ctx, c); });
+}
+
+Measurement window_generated(const CheckContext& ctx) {
+  const auto terms = attention_case_terms(true);
+  return generated_cases(ctx, terms, attention_anchor_cases(), Worse::larger, [&](const Case& c) { return window_case(ctx, c); });
+}
+
+}  // namespace vl::lessons::masking
