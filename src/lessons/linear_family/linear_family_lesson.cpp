@@ -49,6 +49,13 @@ Lesson lesson() {
                        broken<ChunkStateNotCarried>("a chunk's state not carried"),
                        broken<UtWithDiagonal>("the UT transform's diagonal included"),
                        broken<GqaRoundRobin>("GQA heads mapped round-robin")}});
+  l.checks.push_back({"linear-family.forms-agree", "generated cases: rule, n ≤ 40, d ≤ 16, GQA, decay per key dim, past, any chunk",
+                      forms_agree_generated,
+                      {broken<DecayAfterWrite>("decay applied after the write"),
+                       broken<CorrectionFromUpdatedState>("delta correction read from the updated state"),
+                       broken<ChunkStateNotCarried>("a chunk's state not carried"),
+                       broken<UtWithDiagonal>("the UT transform's diagonal included"),
+                       broken<GqaRoundRobin>("GQA heads mapped round-robin")}});
   l.checks.push_back({"linear-family.forms-agree-float32", "the float32 forms against the float64 recurrence", forms_agree_float32,
                       {broken<DecayAfterWrite>("decay applied after the write"),
                        broken<ChunkStateNotCarried>("a chunk's state not carried"),
