@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <ios>
 #include <limits>
 #include <random>
 #include <tuple>
@@ -202,7 +203,8 @@ BOOST_AUTO_TEST_CASE(exp_row_same_bits_and_sum_order_on_every_path) {
       float want = part[0];
       for (std::size_t j = full; j < n; ++j) want += y[j];
       for (int t = 1; t < 16; ++t) want += part[t];
-      BOOST_TEST(same_bits(sum, want), vl::vector_path_name(path) << " n=" << n << ": sum " << sum << ", in the documented order " << want);
+      BOOST_TEST(same_bits(sum, want), vl::vector_path_name(path) << " n=" << n << ": sum " << std::hexfloat << sum << ", in the documented order "
+                                                                  << want << std::defaultfloat);
     }
   }
   std::vector<float> special(36, -1.0f);  // positions 0 … 31: two 16-lane steps; 32 … 35: the tail

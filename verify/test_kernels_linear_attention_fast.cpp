@@ -41,8 +41,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(two_tokens_by_hand, T, Types) {
     const M2<T> o = vl::linear_attention_chunked_fast<T>(h.pq, h.pk, h.v, chunk);
     BOOST_TEST(o.shape(0) == 2u);
     BOOST_TEST(o.shape(1) == 1u);
-    BOOST_TEST(o(0, 0) == T(2), "chunk " << chunk);
-    BOOST_TEST(o(1, 0) == T(5), "chunk " << chunk);
+    BOOST_TEST(o(0, 0) == T(2), "chunk " << chunk << ": o_0 = " << o(0, 0));
+    BOOST_TEST(o(1, 0) == T(5), "chunk " << chunk << ": o_1 = " << o(1, 0));
   }
 }
 
