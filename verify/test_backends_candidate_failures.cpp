@@ -41,10 +41,11 @@ BOOST_AUTO_TEST_CASE(a_crash_restarts_once_then_nothing_more_is_sent) {
   BOOST_TEST(has(e, "request 3 (attention): not sent: the candidate crashed twice (last at request 2, attention); nothing more is sent"), e);
 }
 
-// Hello answered, the first request never: killed at the timeout (0.3 s), nothing more sent.
+// Hello answered, the first request never (a 5 s sleep: were the timeout ignored, the case would
+// fail in 5 s, not hang): killed at the timeout (0.3 s), nothing more sent.
 BOOST_AUTO_TEST_CASE(a_hang_is_killed_at_the_timeout) {
   const IsolatedCandidates isolated;
-  auto candidate = start_candidate("read l; echo '{\"id\": 0, \"ok\": true, \"name\": \"hangs\", \"ops\": [\"attention\"]}'; read l; exec sleep 1000",
+  auto candidate = start_candidate("read l; echo '{\"id\": 0, \"ok\": true, \"name\": \"hangs\", \"ops\": [\"attention\"]}'; read l; exec sleep 5",
                          milliseconds(300));
   const xt::xtensor<double, 4> x = xt::ones<double>({1, 1, 2, 2});
   std::string e = error_of([&] { candidate->attention(x, x, x, {}); });

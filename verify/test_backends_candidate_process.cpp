@@ -8,6 +8,8 @@
 // in the log; and nothing of the group left running once the object is gone. The handshakes
 // below have the shell say its pid ($$: its process group, as the child made itself a group) and
 // its child's ($!), so that the test can look for them afterwards; no sleep aims at anything.
+// The "hangs" are sleeps of 5 s, 50 times the timeouts: were a timeout ignored, the case would
+// fail (an exit, not a timeout) in 5 s rather than hang ctest.
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -121,7 +123,7 @@ BOOST_AUTO_TEST_CASE(an_exit_and_a_signal_are_reported) {
 // It answers the first line with its group and its child's pid, then never again.
 BOOST_AUTO_TEST_CASE(a_hang_is_killed_at_the_timeout_with_its_group) {
   const LogDir d;
-  vb::CandidateProcess p("read l; sleep 1000 & echo $$ $!; read l; wait", d.log());
+  vb::CandidateProcess p("read l; sleep 5 & echo $$ $!; read l; wait", d.log());
   const auto hello = p.exchange("hello", kPatient);
   BOOST_REQUIRE((hello.outcome == Outcome::reply));
   std::istringstream ids(hello.line);
@@ -146,7 +148,7 @@ BOOST_AUTO_TEST_CASE(the_destructor_kills_what_ignores_its_end_of_input) {
   const LogDir d;
   pid_t group = 0;
   {
-    vb::CandidateProcess p("read l; echo $$; exec sleep 1000", d.log());
+    vb::CandidateProcess p("read l; echo $$; exec sleep 5", d.log());
     group = pid_t(std::stol(p.exchange("hello", kPatient).line));
     BOOST_REQUIRE(!live_in_group(group).empty());
   }
