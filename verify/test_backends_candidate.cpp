@@ -4,11 +4,11 @@
 // the candidates the CLI tests use: the NumPy reference adapter (adapters/numpy_reference.py)
 // answers as plain does, within rounding bounds derived below, in float64 and float32; what the
 // protocol or the hello lacks is refused without a request; verify/candidates/misbehaving.py's
-// garbage and wrong output shape are errors naming the request, and the next request is served
-// (its wrong id and dtype: verify/cli/test_candidates.py). The three kinds of "ok": false need
-// replies no existing candidate gives on demand: a one-line /bin/sh candidate written here. Every
-// case ends with no process of its candidates running and no temporary folder left
-// (candidate_tests.hpp). Crashes and hangs: test_backends_candidate_failures.
+// garbage, wrong id, wrong output shape and wrong dtype are errors naming the request, and the
+// next request is served. The three kinds of "ok": false need replies no existing candidate gives
+// on demand: a one-line /bin/sh candidate written here. Every case ends with no process of its
+// candidates running and no temporary folder left (candidate_tests.hpp). Crashes and hangs:
+// test_backends_candidate_failures.
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -114,7 +114,9 @@ BOOST_AUTO_TEST_CASE(garbage_and_lies_are_errors_naming_the_request) {
   const xt::xtensor<double, 4> q = xt::ones<double>({1, 1, 3, 4}), k = xt::ones<double>({1, 1, 5, 4}), v = xt::ones<double>({1, 1, 5, 2});
   const std::vector<std::pair<std::string, std::string>> modes{
       {"garbage", "the reply is not a JSON object: 'this is not JSON'"},
-      {"wrong-shape", "output 'y' has shape (2, 1, 3, 2); the operation defines (1, 1, 3, 2)"}};
+      {"wrong-id", "the reply answers id 1001, not 1"},
+      {"wrong-shape", "output 'y' has shape (2, 1, 3, 2); the operation defines (1, 1, 3, 2)"},
+      {"wrong-dtype", "output 'y' is float32; the inputs are float64"}};
   for (const auto& [mode, says] : modes) {
     auto candidate = start_candidate(vl::verify::misbehaving(mode + " 1"));
     const std::string e = error_of([&] { candidate->attention(q, k, v, {}); });
