@@ -147,6 +147,7 @@ BOOST_AUTO_TEST_CASE(refusals_and_errors_by_their_reply) {
   // An operation its hello did not list is refused, not sent (it would block: the candidate reads no more).
   const xt::xtensor<double, 2> m = xt::ones<double>({2, 2});
   BOOST_CHECK_THROW(candidate->linear_parallel(m, m, m), vb::CandidateRefused);
+  BOOST_TEST(candidate->requests() == 3);  // refused before it was sent: not counted as sent
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // test_backends_candidate

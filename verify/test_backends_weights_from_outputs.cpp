@@ -120,6 +120,20 @@ BOOST_DATA_TEST_CASE(attention_weights_equal_the_formed_ones,
   weights_read_from_outputs<double>(sk, dv);
 }
 
+// Values with no columns (Dv = 0) still have weights: read with one-hot values one column wide,
+// one call per key; equal queries and keys give each of the 4 keys weight 1/4 exactly.
+BOOST_AUTO_TEST_CASE(values_without_columns_still_have_weights) {
+  const xt::xtensor<double, 4> q = xt::ones<double>({1, 1, 2, 3}), k = xt::ones<double>({1, 1, 4, 3});
+  const xt::xtensor<double, 4> v = xt::zeros<double>({1, 1, 4, 0});
+  vl::AttentionOptions<double> o;
+  o.return_weights = true;
+  const auto base = std::make_shared<NoWeights>();
+  const auto r = vb::WeightsFromOutputs(base).attention(q, k, v, o);
+  BOOST_TEST(base->calls == 1 + 4);
+  BOOST_TEST(r.output.shape(3) == 0u);
+  for (std::size_t j = 0; j < 4; ++j) BOOST_TEST(r.weights(0, 0, 1, j) == 0.25);
+}
+
 // Without weights asked for: one call, passed through.
 BOOST_AUTO_TEST_CASE(without_weights_one_call_passes_through) {
   const xt::xtensor<double, 4> q = xt::ones<double>({1, 1, 2, 3}), kv = xt::ones<double>({1, 1, 5, 3});

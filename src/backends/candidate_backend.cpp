@@ -82,6 +82,7 @@ class CandidateBackend::Request {
     std::lock_guard lock(b_.mutex_);
     if (!b_.dead_.empty()) throw CandidateError(fmt::format("{}: not sent: {}", where(), b_.dead_));
     const json request = {{"id", id_}, {"op", op_}, {"inputs", inputs_}, {"attrs", attrs}, {"outputs", outputs_}};
+    ++b_.sent_;
     const auto reply = b_.process_->exchange(request.dump(), b_.options_.timeout);
     candidate_signals::throw_if_interrupted();  // the watcher killed it: not a crash of its own
     if (reply.outcome == CandidateProcess::Outcome::timed_out) {

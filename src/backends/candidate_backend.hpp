@@ -70,8 +70,9 @@ class CandidateBackend : public Backend {
 
   VL_OPERATIONS(VL_NO_OP, VL_DECLARE_OVERRIDE)  // every operation (ops/all.hpp): those the protocol carries are requests
 
-  /// Requests sent so far (the hello aside), for the report.
-  int requests() const { return next_id_ - 1; }
+  /// Requests sent so far (the hello aside; one refused before it was sent, for an operation or
+  /// option the protocol or the hello lacks, is not counted), for the report.
+  int requests() const { return sent_; }
 
   /// One request in flight: its input files written, its reply checked (candidate_backend.cpp).
   class Request;
@@ -97,6 +98,7 @@ class CandidateBackend : public Backend {
   mutable std::mutex mutex_;
   mutable std::unique_ptr<CandidateProcess> process_;
   mutable int next_id_ = 1;
+  mutable int sent_ = 0;                   // requests written to the candidate
   mutable int crashes_ = 0;
   mutable std::string dead_;               // why nothing more is sent (empty while it may be used)
 };

@@ -21,12 +21,15 @@ AttentionResult<T, 4> through_outputs(const Backend& base, const Tensor4<T>& q, 
   AttentionResult<T, 4> r = base.attention(q, k, v, outputs_only);
   const std::size_t B = q.shape(0), Hq = q.shape(1), Sq = q.shape(2), Hkv = v.shape(1), Sk = v.shape(2), Dv = v.shape(3);
   r.weights = xt::zeros<T>({B, Hq, Sq, Sk});
-  for (std::size_t first = 0; Dv > 0 && first < Sk; first += Dv) {
-    const std::size_t width = std::min(Dv, Sk - first);
-    Tensor4<T> one_hot = xt::zeros<T>({B, Hkv, Sk, Dv});
+  // The one-hot values' own width: the caller's Dv, or 1 when its V has no columns (Dv = 0 still
+  // has weights to read).
+  const std::size_t cols = std::max<std::size_t>(Dv, 1);
+  for (std::size_t first = 0; first < Sk; first += cols) {
+    const std::size_t width = std::min(cols, Sk - first);
+    Tensor4<T> one_hot = xt::zeros<T>({B, Hkv, Sk, cols});
     for (std::size_t m = 0; m < width; ++m) xt::view(one_hot, xt::all(), xt::all(), first + m, m) = T(1);
     const Tensor4<T> y = base.attention(q, k, one_hot, outputs_only).output;
-    if (y.shape() != std::array<std::size_t, 4>{B, Hq, Sq, Dv})  // (an audited backend is ShapeChecked: not reached)
+    if (y.shape() != std::array<std::size_t, 4>{B, Hq, Sq, cols})  // (an audited backend is ShapeChecked: not reached)
       throw std::runtime_error("attention's output for one-hot values has the wrong shape");
     xt::view(r.weights, xt::all(), xt::all(), xt::all(), xt::range(first, first + width)) =
         xt::view(y, xt::all(), xt::all(), xt::all(), xt::range(0, width));
