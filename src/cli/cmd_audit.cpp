@@ -155,10 +155,10 @@ void add_audit_command(CLI::App& app) {
   cmd->add_option("--json", args->files.json, "Write the full results as JSON to this file");
   cmd->add_option("--junit", args->files.junit, "Write JUnit XML (one test case per claim and listing) to this file");
   cmd->add_option("--cases", args->cases,
-                  "Generated cases per check that draws them (their inputs drawn over the claim's terms; a failing case is "
-                  "shrunk to the smallest that still fails); 1000 for a nightly-style run")
+                  "Drawn cases per check that draws them, after its anchor cases (their inputs drawn over the claim's terms; "
+                  "a failing case is shrunk to the smallest that still fails); 0: the anchors alone; 1000 for a nightly-style run")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000000));
+      ->check(CLI::Range(0, 1000000));
   cmd->add_option("--seed", args->seed, "The generated cases' seed (the report prints it: rerun with it to replay a case)")
       ->capture_default_str();
   cmd->add_option("--shard", args->shard,

@@ -1,9 +1,12 @@
 // lessons report merge: join the JSON reports of an audit's shards (lessons audit --shard K/N)
 // into one report, written and judged as the unsharded audit's would be.
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/report_output.hpp"
+#include "core/errors.hpp"
 #include "engine/report.hpp"
 
 namespace vl::cli {
@@ -17,6 +20,10 @@ struct MergeArgs {
 
 void merge(const MergeArgs& args) {
   check_report_paths(args.files);
+  for (const auto& out : {args.files.json, args.files.junit})
+    for (const auto& in : args.inputs)
+      if (!out.empty() && std::filesystem::exists(out) && std::filesystem::equivalent(out, in))
+        throw InputError(fmt::format("{}: it is one of the reports to merge; write the merged report elsewhere", out));
   std::vector<ShardReport> shards;
   for (const auto& file : args.inputs) shards.push_back({file, read_report_json(file)});
   const AuditReport report = merge_reports(shards);

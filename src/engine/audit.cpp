@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -29,9 +30,11 @@ std::string Shard::str() const { return fmt::format("{}/{}", index, count); }
 
 Shard shard_named(const std::string& text, const std::string& what) {
   Shard s;
-  char slash = 0, rest = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d%c", &s.index, &slash, &s.count, &rest) != 3 || slash != '/' || s.count < 1 ||
-      s.index < 1 || s.index > s.count)
+  const char *first = text.data(), *last = first + text.size();
+  const auto k = std::from_chars(first, last, s.index);
+  const bool slash = k.ec == std::errc() && k.ptr != last && *k.ptr == '/';
+  const auto n = slash ? std::from_chars(k.ptr + 1, last, s.count) : k;
+  if (!slash || n.ec != std::errc() || n.ptr != last || s.count < 1 || s.index < 1 || s.index > s.count)
     throw InputError(fmt::format("{} {}: not a shard K/N with 1 <= K <= N (e.g. 2/4)", what, text));
   return s;
 }
@@ -541,6 +544,7 @@ AuditReport run_audit(const std::vector<Lesson>& lessons, const AuditOptions& op
     for (const auto& p : golden_problems)
       if (!claimed.count(p)) report.problems.push_back(p);
   report.scope.specs_sha256 = specs.hex_digest();
+  report.scope.items = item;
   return report;
 }
 

@@ -146,6 +146,7 @@ struct RunScope {
   std::string specs_sha256;
   int cases = kDefaultCases;
   std::uint64_t seed = kDefaultSeed;
+  int items = 0;                       // the run's items, all shards together (a merge must have each)
 };
 
 struct AuditReport {

@@ -58,7 +58,10 @@ std::string Case::str() const {
 Measurement generated_cases(const CheckContext& ctx, const std::vector<CaseTerm>& terms, const std::vector<std::vector<int>>& anchors,
                             Worse worse, const CaseMeasure& measure) {
   std::vector<std::vector<int>> fixed(2);
-  for (const CaseTerm& t : terms) fixed[0].push_back(t.simplest), fixed[1].push_back(t.hi);
+  for (const CaseTerm& t : terms) {
+    if (!(t.lo <= t.simplest && t.simplest <= t.hi)) throw std::logic_error(fmt::format("generated case: term {} needs lo <= simplest <= hi", t.name));
+    fixed[0].push_back(t.simplest), fixed[1].push_back(t.hi);
+  }
   for (const auto& a : anchors) {
     if (a.size() != terms.size()) throw std::logic_error("generated case: an anchor case has a value per term");
     fixed.push_back({});
@@ -93,8 +96,11 @@ Measurement generated_cases(const CheckContext& ctx, const std::vector<CaseTerm>
         progress = false;
         for (std::size_t t = 0; t < terms.size() && runs < kMaxShrinkRuns; ++t) {
           const int v = c.values()[t], target = terms[t].simplest;
+          int tried[3], n_tried = 0;  // halfway and one step coincide for |v − target| ≤ 3: each value once
           for (int next : {target, v + (target - v) / 2, v + (target > v ? 1 : -1)}) {
-            if (v == target || next == v || runs >= kMaxShrinkRuns) break;
+            if (v == target || runs >= kMaxShrinkRuns) break;
+            if (next == v || std::find(tried, tried + n_tried, next) != tried + n_tried) continue;
+            tried[n_tried++] = next;
             std::vector<int> smaller = c.values();
             smaller[t] = next;
             const Case candidate(&terms, smaller, c.data_seed());

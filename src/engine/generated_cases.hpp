@@ -31,7 +31,8 @@ struct CaseTerm {
 };
 
 /// One generated case: a value per term, in the terms' order, and the seed of its random inputs
-/// (a shrunk case keeps its seed: the same draw, smaller).
+/// (a shrunk case keeps the seed, so it is reproducible from its printed values and seed; its
+/// tensors, of other shapes, are drawn anew from it).
 class Case {
  public:
   Case(const std::vector<CaseTerm>* terms, std::vector<int> values, std::uint64_t data_seed)
@@ -59,13 +60,13 @@ inline constexpr int kMaxShrinkRuns = 40;
 /// Which way a claim's measured value gets worse: a larger error, or a smaller margin.
 enum class Worse { larger, smaller };
 
-/// Measure, over `terms`: first the anchor cases — every term at its simplest, every term at its
+/// Measure, over `terms` (each with lo ≤ simplest ≤ hi, else std::logic_error): first the anchor cases — every term at its simplest, every term at its
 /// largest, then the check's own `anchors` (values in the terms' order, each clamped into its
 /// term's range), chosen so that each of the check's negative controls meets its bug whatever the
 /// seed — then ctx.cases cases drawn from ctx.seed. Returns the worst value and the case it came
 /// from; at the first case that fails the claim (ctx.settled_failing, or an unmet condition) it
-/// stops, shrinks that case (each term toward its simplest: to it, halfway, one step; kept while
-/// the case still fails) and returns the smallest failing case's measurement, its detail naming
+/// stops, shrinks that case (each term toward its simplest: to it, halfway, one step, each value
+/// tried once; kept while the case still fails) and returns the smallest failing case's measurement, its detail naming
 /// that case, the case it started from and the number of runs. A case the backend cannot run
 /// (backends::Unsupported: an option it lacks) is skipped and counted; none it can run rethrows.
 Measurement generated_cases(const CheckContext& ctx, const std::vector<CaseTerm>& terms, const std::vector<std::vector<int>>& anchors,

@@ -32,8 +32,8 @@ struct ShardReport {
 /// the report the run gives unsharded: each lesson's claims and listings in the run's item order,
 /// problems once, the latest date, and each provenance field that differs between the shards'
 /// machines with its distinct values joined by "; ". Refuses (vl::InputError naming the files)
-/// reports of different commits, specs, backends, selections, precisions or shard counts, a shard
-/// missing or given twice, and an item that is not its shard's.
+/// reports of different commits, specs, backends, selections, precisions, seeds or shard counts, a
+/// shard missing or given twice, an item that is not its shard's, and a run's item in no report.
 AuditReport merge_reports(const std::vector<ShardReport>& shards);
 
 /// Write text to a file atomically (temp + rename); throws vl::InputError naming the path.

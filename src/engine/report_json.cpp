@@ -112,7 +112,7 @@ nlohmann::json report_json(const AuditReport& report) {
   j["scope"] = {{"select", report.scope.select}, {"precisions", report.scope.precisions},
                 {"computation_only", report.scope.computation_only}, {"shard", report.scope.shard.str()},
                 {"specs_sha256", report.scope.specs_sha256}, {"cases", report.scope.cases},
-                {"seed", report.scope.seed}};
+                {"seed", report.scope.seed}, {"items", report.scope.items}};
   j["passed"] = report.passed();
   j["failed"] = report.failed();
   j["refuted"] = report.refuted();

@@ -18,7 +18,8 @@ namespace {
 std::string distinct(const std::vector<ShardReport>& shards, std::string Provenance::*field) {
   std::vector<std::string> seen;
   for (const auto& s : shards)
-    if (std::find(seen.begin(), seen.end(), s.report.provenance.*field) == seen.end()) seen.push_back(s.report.provenance.*field);
+    if (const std::string& v = s.report.provenance.*field; !v.empty() && std::find(seen.begin(), seen.end(), v) == seen.end())
+      seen.push_back(v);
   return fmt::format("{}", fmt::join(seen, "; "));
 }
 
@@ -47,6 +48,9 @@ AuditReport merge_reports(const std::vector<ShardReport>& shards) {
   same<std::vector<std::string>>(shards, [](const AuditReport& r) -> const std::vector<std::string>& { return r.scope.precisions; },
                                  "precisions");
   for (const auto& s : shards)
+    if (s.report.scope.items != shards.front().report.scope.items)
+      throw InputError(fmt::format("{} and {}: reports of different runs (the number of items differs)", shards.front().file, s.file));
+  for (const auto& s : shards)
     if (s.report.scope.cases != shards.front().report.scope.cases || s.report.scope.seed != shards.front().report.scope.seed)
       throw InputError(fmt::format("{} and {}: reports of different runs (generated cases: --cases or --seed differ)",
                                    shards.front().file, s.file));
@@ -55,8 +59,9 @@ AuditReport merge_reports(const std::vector<ShardReport>& shards) {
   for (const auto& s : shards) {
     const Shard& k = s.report.scope.shard;
     if (k.count != n || s.report.scope.computation_only != shards.front().report.scope.computation_only)
-      throw InputError(fmt::format("{} and {}: reports of different runs (shard {} and {}, or --computation-only in one only)",
-                                   shards.front().file, s.file, shards.front().report.scope.shard.str(), k.str()));
+      throw InputError(fmt::format("{} and {}: reports of different runs ({})", shards.front().file, s.file,
+                                   k.count != n ? fmt::format("shard {} and {}", shards.front().report.scope.shard.str(), k.str())
+                                                : std::string("--computation-only in one only")));
     if (by_index[k.index - 1])
       throw InputError(fmt::format("{} and {}: both are shard {}", by_index[k.index - 1]->file, s.file, k.str()));
     by_index[k.index - 1] = &s;
@@ -89,6 +94,14 @@ AuditReport merge_reports(const std::vector<ShardReport>& shards) {
       for (const auto& c : lessons[i].claims) mine(c.item), to.claims.push_back(c);
       for (const auto& l : lessons[i].listings) mine(l.item), to.listings.push_back(l);
     }
+  }
+  // Every item of the run, each once: a shard report with an item deleted is not the shard.
+  const int total = merged.scope.items;
+  if (int(items.size()) != total || (total > 0 && (*items.begin() != 0 || *items.rbegin() != total - 1))) {
+    int missing = 0;
+    while (items.count(missing)) ++missing;
+    throw InputError(fmt::format("report merge: item {} of the run's {} is in no report ({} of them are): a shard report is "
+                                 "incomplete or edited", missing, total, items.size()));
   }
   for (auto& l : merged.lessons) {
     std::sort(l.claims.begin(), l.claims.end(), [](const auto& a, const auto& b) { return a.item < b.item; });

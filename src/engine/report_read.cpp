@@ -124,7 +124,8 @@ AuditReport report_of(const json& j) {
   const auto& s = j.at("scope");
   r.scope = {s.at("select").get<std::vector<std::string>>(), s.at("precisions").get<std::vector<std::string>>(),
              s.at("computation_only").get<bool>(), shard_named(s.at("shard").get<std::string>(), "scope.shard"),
-             s.at("specs_sha256").get<std::string>(), s.at("cases").get<int>(), s.at("seed").get<std::uint64_t>()};
+             s.at("specs_sha256").get<std::string>(), s.at("cases").get<int>(), s.at("seed").get<std::uint64_t>(),
+             s.at("items").get<int>()};
   r.problems = j.at("problems").get<std::vector<std::string>>();
   for (const auto& lj : j.at("lessons")) {
     LessonResult l;

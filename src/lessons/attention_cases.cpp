@@ -12,7 +12,8 @@ namespace vl::lessons {
 
 namespace {
 
-enum MaskKind { kNone, kBool, kFloat, kCausalTopLeft, kCausalBottomRight };
+enum MaskKind { kNone, kBool, kFloat };
+enum Causal { kNotCausal, kTopLeft, kBottomRight };
 
 double row_norm(const backends::Tensor4<double>& t, std::size_t b, std::size_t h, std::size_t i) {
   double s = 0;
@@ -30,22 +31,25 @@ std::vector<CaseTerm> attention_case_terms(bool window_always) {
           {"Sk", 1, 11, 1, {}},
           {"D", 1, 19, 1, {}},
           {"Dv", 1, 9, 1, {}},
-          {"mask", kNone, kCausalBottomRight, kNone, {"none", "bool", "float", "causal-top-left", "causal-bottom-right"}},
+          {"mask", kNone, kFloat, kNone, {"none", "bool", "float"}},
           {"mask_rank", 0, 1, 0, {"2", "4"}},
+          {"causal", kNotCausal, kBottomRight, kNotCausal, {"no", "top-left", "bottom-right"}},
           {"window", window_always ? 0 : -1, 4, window_always ? 0 : -1, {}},
           {"softcap", 0, 1, 0, {"none", "5"}},
           {"scale", 0, 1, 0, {"1/sqrt(D)", "0.3"}},
-          {"kv_lengths", 0, 1, 0, {"none", "drawn"}}};
+          {"kv_lengths", 0, 1, 0, {"none", "drawn"}},
+          {"key", 0, 10, 0, {}}};
 }
 
 std::vector<std::vector<int>> attention_anchor_cases() {
-  //        B  Hkv group Sq Sk  D  Dv  mask                 rank window softcap scale kv_lengths
-  return {{2, 1, 2, 6, 8, 5, 3, kBool, 0, -1, 0, 0, 0},
-          {1, 2, 2, 7, 7, 4, 4, kFloat, 1, -1, 1, 0, 0},
-          {1, 1, 2, 8, 8, 3, 3, kCausalTopLeft, 0, 1, 0, 1, 0},
-          {2, 2, 1, 4, 9, 6, 2, kCausalBottomRight, 0, 2, 0, 0, 0},
-          {2, 1, 1, 5, 8, 3, 2, kNone, 0, 3, 0, 0, 1},
-          {1, 1, 1, 6, 6, 2, 2, kNone, 0, 0, 0, 0, 0}};
+  //        B  Hkv group Sq Sk D  Dv  mask  rank causal        window softcap scale kv_lengths key
+  return {{2, 1, 2, 6, 8, 5, 3, kBool, 0, kNotCausal, -1, 0, 0, 0, 1},
+          {1, 2, 2, 7, 7, 4, 4, kFloat, 1, kNotCausal, -1, 1, 0, 0, 3},
+          {1, 1, 2, 8, 8, 3, 3, kNone, 0, kTopLeft, 1, 0, 1, 0, 2},
+          {2, 2, 1, 4, 9, 6, 2, kNone, 0, kBottomRight, 2, 0, 0, 0, 4},
+          {2, 1, 1, 5, 8, 3, 2, kNone, 0, kNotCausal, 3, 0, 0, 1, 0},
+          {1, 1, 1, 6, 6, 2, 2, kNone, 0, kNotCausal, 0, 0, 0, 0, 3},
+          {2, 1, 2, 7, 3, 2, 2, kBool, 1, kBottomRight, -1, 0, 0, 1, 1}};
 }
 
 AttentionCase attention_case(const Case& c) {
@@ -77,8 +81,8 @@ AttentionCase attention_case(const Case& c) {
     o.bias = xt::xarray<double>(xt::where(u < 0.2, -std::numeric_limits<double>::infinity(), 2.5 * u - 1.5));
     bias_spread = 2;
   }
-  o.causal = mask == kCausalTopLeft || mask == kCausalBottomRight;
-  o.alignment = mask == kCausalBottomRight ? CausalAlignment::bottom_right : CausalAlignment::top_left;
+  o.causal = c["causal"] != kNotCausal;
+  o.alignment = c["causal"] == kBottomRight ? CausalAlignment::bottom_right : CausalAlignment::top_left;
   o.left_window = c["window"];
   if (c["softcap"]) o.softcap = 5;
   if (c["scale"]) o.scale = 0.3;

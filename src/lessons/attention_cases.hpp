@@ -2,8 +2,10 @@
 // Generated attention cases (engine/generated_cases.hpp) over the terms of ONNX's Attention and
 // torch's scaled_dot_product_attention: batch, key/value heads and the GQA group, Sq and Sk, the
 // head sizes D and Dv (any, not only multiples of a vector width), a mask (none, boolean or
-// additive, of rank 2 or 4, causal top-left or bottom-right), a sliding window, a softcap, an
-// explicit scale, and per-batch key lengths (an external KV cache padded to Sk).
+// additive, of rank 2 or 4), the causal mask (none, top-left or bottom-right, with or without the
+// other mask), a sliding window to the left, a softcap, an explicit scale, per-batch key lengths
+// (an external KV cache padded to Sk), and the key a check changes (`key`, clamped to Sk − 1).
+// Not drawn: a window to the right and a query offset other than the alignment's.
 //
 //   Q (B, Hkv·group, Sq, D), K (B, Hkv, Sk, D), V (B, Hkv, Sk, Dv)
 //
@@ -30,21 +32,23 @@ struct AttentionCase {
   double score_spread = 0;
 };
 
-/// exp(−12)/11 ≈ 5.6·10⁻⁷ (the smallest weight of a visible key among at most 11 keys whose scores
-/// are within 12 of each other) is above float16's smallest subnormal 6·10⁻⁸, and 4× it is above
-/// float32's unit round-off at 1: a visible key's weight is never 0, and in float32 a change of 4
-/// in its value always moves the output.
-inline constexpr double kNoUnderflowSpread = 12;
+/// The largest score spread at which no visible weight can be 0 in precision p: exp(−12)/11 ≈
+/// 5.6·10⁻⁷ (the smallest weight of a visible key among at most 11 keys whose scores are within 12
+/// of each other) is a normal number in float64, float32 and bfloat16; in float16 it would be
+/// subnormal, which a kernel that flushes subnormals to zero (FZ16 on GPUs and ARM) may drop, so
+/// there the spread must be at most 7: exp(−7)/11 ≈ 8.3·10⁻⁵ is above its smallest normal 6.1·10⁻⁵.
+inline double no_underflow_spread(Precision p) { return p == Precision::float16 ? 7 : 12; }
 
 /// The terms; the sliding window's width is drawn from −1 (none) … 4, or 0 … 4 with `window_always`.
 std::vector<CaseTerm> attention_case_terms(bool window_always);
 
 /// Anchor cases (engine/generated_cases.hpp), in the terms' order, each a shape of its own: a
 /// boolean mask of rank 2 with GQA, an additive one of rank 4 with a softcap, the causal mask
-/// top-left with a window of 1, bottom-right with Sq < Sk and a window of 2, key lengths with a
-/// window of 3, no mask with a window of 0. With the inputs' built-in structure (below) every
-/// broken mask, window or key length the masking checks reject meets its bug in one of them,
-/// whatever the seed.
+/// top-left with a window of 1 (the changed key 2), bottom-right with Sq < Sk and a window of 2,
+/// key lengths with a window of 3, no mask with a window of 0, and bottom-right with Sq > Sk over
+/// a boolean mask and key lengths (queries that see no key). With the inputs' built-in structure
+/// (below) every broken mask, window or key length the masking checks reject meets its bug in one
+/// of them, whatever the seed.
 std::vector<std::vector<int>> attention_anchor_cases();
 
 /// The case's inputs (drawn from its data seed), options and truth. Built-in structure, so that

@@ -120,6 +120,28 @@ class Shards(unittest.TestCase):
             j["lessons"][0]["claims"][0]["item"] += 3000001
         self.refused(self.edited("s1.json", move), "s2.json", "s3.json", says=r"item \d+ is not shard 1/3's")
 
+    def test_refuses_a_report_with_an_item_deleted(self):
+        def drop(j):
+            j["lessons"][0]["claims"].pop()
+        self.refused("s1.json", self.edited("s2.json", drop), "s3.json", says=r"item \d+ of the run's \d+ is in no report")
+
+    def test_refuses_to_write_over_an_input(self):
+        r = run("report", "merge", *[self.path(f"s{k}.json") for k in (1, 2, 3)], "--json", self.path("s1.json"))
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("it is one of the reports to merge", r.stderr)
+        with open(self.path("s1.json")) as f:
+            self.assertEqual(json.load(f), self.shards[0])
+
+    def test_a_shard_with_nothing_to_judge_passes_and_merges(self):
+        # One claim in float64 is one item: shard 2 of 2 has none, which is no failure of the run.
+        one = ("masking.alignment", "--dtype", "float64")
+        for k in (1, 2):
+            r = run("audit", *one, "--shard", f"{k}/2", "--json", self.path(f"one{k}.json"))
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        r = run("report", "merge", self.path("one1.json"), self.path("one2.json"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^1 passed, 0 failed")
+
     def test_refuses_what_is_not_a_report(self):
         with open(self.path("junk.json"), "w") as f:
             f.write('{"lessons": [')
@@ -128,7 +150,7 @@ class Shards(unittest.TestCase):
         self.refused(no_scope, "s2.json", "s3.json", says=r"edited_s1\.json: not an audit report")
 
     def test_bad_shard_arguments(self):
-        for bad in ("0/2", "3/2", "1/0", "a/b", "1/2x", "2"):
+        for bad in ("0/2", "3/2", "1/0", "a/b", "1/2x", "2", "1/ 2", "+1/2", "99999999999/2"):
             r = run("audit", LESSON, "--shard", bad)
             self.assertEqual(r.returncode, 2, bad)
             self.assertIn(f"--shard {bad}: not a shard K/N", r.stderr)
@@ -145,7 +167,7 @@ class GeneratedCases(unittest.TestCase):
     def test_seed_and_cases_printed_and_replayed(self):
         a = self.report("--cases", "5", "--seed", "11")
         self.assertIn("-- generated cases: 5 per check that draws them, seed 11", a)
-        self.assertIn("8 anchor and 5 drawn cases (seed 11) pass", a)
+        self.assertIn("9 anchor and 5 drawn cases (seed 11) pass", a)
         self.assertNotIn("seed 20261206", a.split("-- claims")[0])  # every generated check, the outputs-only ones too
         self.assertEqual(a.split("-- provenance")[0], self.report("--cases", "5", "--seed", "11").split("-- provenance")[0])
         self.assertNotEqual(a.split("-- provenance")[0], self.report("--cases", "5", "--seed", "12").split("-- provenance")[0])

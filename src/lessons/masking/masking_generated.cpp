@@ -9,10 +9,11 @@
 //   masking.nan-propagates        a NaN in a query, or in a key or value a query sees, reaches
 //                                 that query's output: no kernel silences it into a number.
 //   masking.window-independent    a key the masks hide from a query (one that sees some key)
-//                                 cannot move its output by a
-//                                 bit; a change of 4 in a visible key's value moves it (float64,
-//                                 float32; in bfloat16 and float16 a small weight's move can round
-//                                 away). Outputs only: it judges any backend.
+//                                 cannot move its output by a bit; a change of 2²⁰ in a visible
+//                                 key's value moves it (float64, float32; in bfloat16 and float16
+//                                 a small weight's move can round away). Outputs only: it judges
+//                                 any backend.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -36,7 +37,7 @@ Measurement masked_weights_case(const CheckContext& ctx, const Case& c) {
   const auto& vis = a.visible;
   double worst_sum = 0;
   std::string leak, lost;
-  const bool no_underflow = a.score_spread <= kNoUnderflowSpread;
+  const bool no_underflow = a.score_spread <= no_underflow_spread(ctx.precision);
   for (std::size_t b = 0; b < vis.shape(0); ++b)
     for (std::size_t h = 0; h < vis.shape(1); ++h)
       for (std::size_t i = 0; i < vis.shape(2); ++i) {
@@ -62,18 +63,22 @@ Measurement masked_weights_case(const CheckContext& ctx, const Case& c) {
 Measurement window_case(const CheckContext& ctx, const Case& c) {
   AttentionCase a = attention_case(c);
   a.options.return_weights = false;
-  const std::size_t j = c.data_seed() % a.k.shape(2);
+  const std::size_t j = std::min<std::size_t>(c["key"], a.k.shape(2) - 1);
+  // Δ = 2²⁰ (4 in float16, whose largest number is 65504): key j's value + Δ leaves the weights
+  // as they are and moves a row that sees j by exactly w_j·Δ ≥ 5.6·10⁻⁷·2²⁰ ≈ 0.59 per entry,
+  // far above float32's rounding of outputs and sums of magnitude |v| + w_j·Δ.
+  const double delta = ctx.precision == Precision::float16 ? 4.0 : 1048576.0;
   const auto base = ctx.backend.attention(a.q, a.k, a.v, a.options).output;
-  // (a) key j's value + 4: the weights stay, a row that sees j moves by exactly 4·w_j per entry.
+  // (a) key j's value + Δ: the weights stay; a row that sees j moves, one that cannot does not.
   auto v4 = a.v;
-  positions(v4, j, j + 1) += 4.0;
+  positions(v4, j, j + 1) += delta;
   const auto moved_v = ctx.backend.attention(a.q, a.k, v4, a.options).output;
   // (b) key j's key scaled by −3 as well: its score changes; a row that cannot see j must not.
   auto k3 = a.k;
   positions(k3, j, j + 1) *= -3.0;
   const auto moved_kv = ctx.backend.attention(a.q, k3, v4, a.options).output;
   const bool must_move = (ctx.precision == Precision::float64 || ctx.precision == Precision::float32) &&
-                         a.score_spread <= kNoUnderflowSpread;
+                         a.score_spread <= no_underflow_spread(ctx.precision);
   double hidden_moved = 0;
   std::string where, still;
   for (std::size_t b = 0; b < base.shape(0); ++b)
@@ -91,7 +96,7 @@ Measurement window_case(const CheckContext& ctx, const Case& c) {
           const double d = worse(dv, dkv);
           if (d > hidden_moved || std::isnan(d)) hidden_moved = d, where = fmt::format("; key {} hidden from {} moved it by {:.3g}", j, at(b, h, i, j), d);
         } else if (must_move && dv == 0 && still.empty()) {
-          still = fmt::format("key {} visible to {} changed by 4 and the output did not move", j, at(b, h, i, j));
+          still = fmt::format("key {} visible to {} changed by {:g} and the output did not move", j, at(b, h, i, j), delta);
         }
       }
   Measurement m{hidden_moved, fmt::format("largest move of an output whose query cannot see the changed key {}: {:.3g}{}{}", j,
@@ -107,7 +112,10 @@ Measurement nan_case(const CheckContext& ctx, const Case& c) {
   AttentionCase a = attention_case(c);
   a.options.return_weights = false;
   const std::size_t Sq = a.q.shape(2), Sk = a.k.shape(2), group = a.q.shape(1) / a.k.shape(1);
-  const std::size_t i0 = c.data_seed() % Sq, j = (c.data_seed() / 7) % Sk;
+  const std::size_t i0 = c.data_seed() % Sq, j = std::min<std::size_t>(c["key"], Sk - 1);
+  // A visible weight above 0 (no underflow at this spread) carries value j's NaN; below it a kernel
+  // that skips zero weights need not.
+  const bool weight_above_zero = a.score_spread <= no_underflow_spread(ctx.precision);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   std::size_t missed = 0, expected = 0;
   std::string first;
@@ -135,7 +143,7 @@ Measurement nan_case(const CheckContext& ctx, const Case& c) {
   auto v = a.v;
   v(0, 0, j, 0) = nan;
   judge("value 0's entry 0", ctx.backend.attention(a.q, a.k, v, a.options).output,
-        [&](auto h, auto i, auto x) { return x == 0 && h < group && a.visible(0, h, i, j); });
+        [&](auto h, auto i, auto x) { return weight_above_zero && x == 0 && h < group && a.visible(0, h, i, j); });
   return {double(missed), fmt::format("{} of {} output entries that see a NaN are not NaN{}", missed, expected, first.empty() ? "" : ": " + first)};
 }
 

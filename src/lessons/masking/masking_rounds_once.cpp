@@ -5,8 +5,9 @@
 // just past a midpoint between two neighbours: float's rounding lands on the midpoint, and the
 // tie then goes to the even neighbour, which may be the farther one.
 //
-//   for every positive finite float16 h (and bfloat16 b with exponents −30 … 30):
+//   for every finite float16 h ≥ 0 (and bfloat16 b with exponents −30 … 30), and their negatives:
 //     m = (h + next(h)) / 2 (exact in double);  m⁺ = nextafter(m, ∞) → next(h);  m⁻ → h
+//   and past float16's largest, 65504: the midpoint 65520 and above round to ∞.
 #include <cmath>
 #include <functional>
 
@@ -21,19 +22,29 @@ namespace vl::lessons::masking {
 Measurement rounds_once(const std::function<double(Precision, double)>& round) {
   std::size_t wrong = 0, checked = 0;
   std::string first;
-  const auto probe = [&](Precision p, double lo, double hi) {
+  // The doubles either side of the midpoint of neighbours lo < hi must round to the nearer one
+  // (above: `above`, which is hi except past the largest finite number, where it is ∞).
+  const auto probe = [&](Precision p, double lo, double hi, double above) {
     const double mid = lo + (hi - lo) / 2;
-    for (const auto& [x, want] : {std::pair{std::nextafter(mid, INFINITY), hi}, std::pair{std::nextafter(mid, -INFINITY), lo}}) {
-      ++checked;
-      const double got = round(p, x);
-      if (got != want && ++wrong == 1) first = fmt::format("{} of {:.17g} gave {:.17g}, the nearest is {:.17g}", to_string(p), x, got, want);
+    for (const auto& [x, want] : {std::pair{std::nextafter(mid, INFINITY), above}, std::pair{std::nextafter(mid, -INFINITY), lo}}) {
+      for (const double sign : {1.0, -1.0}) {  // and its mirror image below 0
+        ++checked;
+        const double got = round(p, sign * x);
+        if (got != sign * want && ++wrong == 1)
+          first = fmt::format("{} of {:.17g} gave {:.17g}, the nearest is {:.17g}", to_string(p), sign * x, got, sign * want);
+      }
     }
   };
-  for (std::uint16_t h = 1; h < 0x7bff; ++h) probe(Precision::float16, half_to_double(h), half_to_double(std::uint16_t(h + 1)));
+  // float16: 0 | smallest subnormal … 65504 | 65536 (the next binade, which rounds to ∞).
+  for (std::uint16_t h = 0; h < 0x7bff; ++h) {
+    const double lo = half_to_double(h), hi = half_to_double(std::uint16_t(h + 1));
+    probe(Precision::float16, lo, hi, hi);
+  }
+  probe(Precision::float16, 65504.0, 65536.0, INFINITY);
   for (int e = -30; e <= 30; ++e)
     for (int m = 0; m < 128; ++m) {
       const auto b = std::uint16_t(((e + 127) << 7) | m);
-      probe(Precision::bfloat16, bfloat16_value(b), bfloat16_value(std::uint16_t(b + 1)));
+      probe(Precision::bfloat16, bfloat16_value(b), bfloat16_value(std::uint16_t(b + 1)), bfloat16_value(std::uint16_t(b + 1)));
     }
   return {double(wrong), fmt::format("{} of {} values just past a midpoint rounded to the farther neighbour{}", wrong, checked,
                                      first.empty() ? "" : " (first: " + first + ")")};
