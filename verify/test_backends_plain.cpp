@@ -16,6 +16,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "backends/plain_backend.hpp"
+#include "tensor_bits.hpp"
 #include "kernels/reference/attention.hpp"
 #include "kernels/reference/attention_backward.hpp"
 #include "kernels/reference/decoder_layer.hpp"
@@ -34,18 +35,8 @@ BOOST_AUTO_TEST_SUITE(test_backends_plain)
 namespace vb = vl::backends;
 using Types = std::tuple<float, double>;
 
-template <class T, std::size_t N>
-bool same_bits(const xt::xtensor<T, N>& a, const xt::xtensor<T, N>& b) {
-  return a.shape() == b.shape() && (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
-}
-
-// Uniform in [−1, 1), a fixed stream per call site.
-template <class T, std::size_t N>
-xt::xtensor<T, N> draw(std::mt19937_64& gen, const std::array<std::size_t, N>& shape) {
-  xt::xtensor<T, N> x = xt::xtensor<T, N>::from_shape(shape);
-  for (auto& e : x) e = static_cast<T>(static_cast<double>(gen() >> 11) * 0x1p-53 * 2 - 1);
-  return x;
-}
+using vl::verify::draw;
+using vl::verify::same_bits;
 
 BOOST_AUTO_TEST_CASE(what_it_says_it_is) {
   const vb::PlainBackend plain;

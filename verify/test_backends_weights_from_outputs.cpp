@@ -19,6 +19,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "backends/plain_backend.hpp"
+#include "tensor_bits.hpp"
 #include "backends/weights_from_outputs.hpp"
 #include "numeric/torch_mha_init.hpp"
 
@@ -75,17 +76,8 @@ class NoWeights : public vb::Decorator {
   int misshape_from_;
 };
 
-template <class T, std::size_t N>
-bool same_bits(const xt::xtensor<T, N>& a, const xt::xtensor<T, N>& b) {
-  return a.shape() == b.shape() && (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
-}
-
-template <class T, std::size_t N>
-xt::xtensor<T, N> draw(std::mt19937_64& gen, const std::array<std::size_t, N>& shape) {
-  xt::xtensor<T, N> x = xt::xtensor<T, N>::from_shape(shape);
-  for (auto& e : x) e = static_cast<T>(static_cast<double>(gen() >> 11) * 0x1p-53 * 2 - 1);
-  return x;
-}
+using vl::verify::draw;
+using vl::verify::same_bits;
 
 // B = 2, 4 query heads over 2 kv heads, Sq = 3, D = 4; causal bottom-right (Sq ≤ Sk: hidden keys
 // in every row but the last) and an additive mask.

@@ -42,20 +42,16 @@ Lesson lesson() {
   l.spec_file = "specs/linear_family.md";
   l.listings.push_back({"linear-family.main", "vl::lessons::linear_family::listing_main", listing_main, {backends::Op::linear_family}});
 
+  // The forms' controls, for the fixed sweep and the generated cases alike.
+  const std::vector<NegativeControl> forms_controls = {broken<DecayAfterWrite>("decay applied after the write"),
+                                                       broken<CorrectionFromUpdatedState>("delta correction read from the updated state"),
+                                                       broken<ChunkStateNotCarried>("a chunk's state not carried"),
+                                                       broken<UtWithDiagonal>("the UT transform's diagonal included"),
+                                                       broken<GqaRoundRobin>("GQA heads mapped round-robin")};
   l.checks.push_back({"linear-family.forms-agree", "each rule's three forms against ONNX's recurrence, 6 shapes, every chunk size",
-                      forms_agree,
-                      {broken<DecayAfterWrite>("decay applied after the write"),
-                       broken<CorrectionFromUpdatedState>("delta correction read from the updated state"),
-                       broken<ChunkStateNotCarried>("a chunk's state not carried"),
-                       broken<UtWithDiagonal>("the UT transform's diagonal included"),
-                       broken<GqaRoundRobin>("GQA heads mapped round-robin")}});
+                      forms_agree, forms_controls});
   l.checks.push_back({"linear-family.forms-agree", "generated cases: rule, n ≤ 40, d ≤ 16, GQA, decay per key dim, past, any chunk",
-                      forms_agree_generated,
-                      {broken<DecayAfterWrite>("decay applied after the write"),
-                       broken<CorrectionFromUpdatedState>("delta correction read from the updated state"),
-                       broken<ChunkStateNotCarried>("a chunk's state not carried"),
-                       broken<UtWithDiagonal>("the UT transform's diagonal included"),
-                       broken<GqaRoundRobin>("GQA heads mapped round-robin")}});
+                      forms_agree_generated, forms_controls});
   l.checks.push_back({"linear-family.forms-agree-float32", "the float32 forms against the float64 recurrence", forms_agree_float32,
                       {broken<DecayAfterWrite>("decay applied after the write"),
                        broken<ChunkStateNotCarried>("a chunk's state not carried"),
