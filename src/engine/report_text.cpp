@@ -1,4 +1,6 @@
 // The console report of an audit.
+#include <cmath>
+
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -15,9 +17,17 @@ const CheckResult* first_run(const ClaimResult& c) {
   return nullptr;
 }
 
+// The worst value among the checks that ran (a claim with a fixed sweep and generated cases shows
+// the one nearer its tolerance): the smallest for `>=`/`>`, else the largest; NaN is worst.
 std::string measured(const ClaimResult& c) {
-  const CheckResult* ch = first_run(c);
-  return ch ? fmt::format("{:.3g}", ch->measured.value) : "-";
+  const bool smaller_worse = c.claim.compare && (*c.claim.compare == Comparison::at_least || *c.claim.compare == Comparison::above);
+  const CheckResult* worst = nullptr;
+  for (const auto& ch : c.checks) {
+    if (!ch.not_applicable.empty() || !ch.error.empty()) continue;
+    const double v = ch.measured.value, w = worst ? worst->measured.value : 0;
+    if (!worst || std::isnan(v) || (!std::isnan(w) && (smaller_worse ? v < w : v > w))) worst = &ch;
+  }
+  return worst ? fmt::format("{:.3g}", worst->measured.value) : "-";
 }
 
 }  // namespace
