@@ -318,6 +318,37 @@ BOOST_AUTO_TEST_CASE(shapes_that_do_not_fit_are_refused) {
   BOOST_CHECK_THROW(vl::family_chunked<double>(UpdateRule::linear, good(), 1.0, 0), std::invalid_argument);
 }
 
+BOOST_AUTO_TEST_CASE(ut_transform_inverts_the_unit_triangular_system) {
+  // T = (I + tril(diag β M, −1))⁻¹ diag β with M_ts = Σ_d k_td k_sd exp(G_td − G_sd): so
+  // (I + tril(diag β M, −1)) T = diag β, checked with M built here from that definition. m = 5,
+  // d_k = 3, keys of norm ≤ 1, β ∈ (0, 1), G ≤ 0 per dimension (and G = 0). Error: |M| ≤ 1 and
+  // entries of T are O(1); each checked sum has ≤ 5 terms of products carrying ≤ ~20 roundings
+  // (the substitution, exp, the dot products): ≤ 500u ≈ 5.6e-14. Tolerance 1e-13.
+  const std::size_t m = 5, dk = 3;
+  xt::xtensor<double, 2> k = xt::xtensor<double, 2>::from_shape({m, dk}), g = k;
+  fill(k, 0.9);
+  k /= std::sqrt(double(dk));
+  fill(g, 2.6);
+  g = -xt::abs(g);
+  xt::xtensor<double, 2> G = g;  // cumulative over the block, as the chunked form passes it
+  for (std::size_t t = 1; t < m; ++t) xt::row(G, t) += xt::row(G, t - 1);
+  const xt::xtensor<double, 1> beta = {0.3, 0.9, 0.5, 0.7, 0.4};
+  for (const bool per_dimension : {false, true}) {
+    const xt::xtensor<double, 2> Gd = per_dimension ? G : xt::xtensor<double, 2>(xt::zeros<double>({m, dk}));
+    const auto Tm = vl::UtTransform::transform<double>(k, Gd, beta, per_dimension);
+    for (std::size_t t = 0; t < m; ++t)
+      for (std::size_t c = 0; c < m; ++c) {
+        double lt = Tm(t, c);  // row t of (I + tril(diag β M, −1)) times column c of T
+        for (std::size_t s = 0; s < t; ++s) {
+          double mts = 0;
+          for (std::size_t d = 0; d < dk; ++d) mts += k(t, d) * k(s, d) * std::exp(Gd(t, d) - Gd(s, d));
+          lt += beta(t) * mts * Tm(s, c);
+        }
+        BOOST_TEST(std::abs(lt - (t == c ? beta(t) : 0.0)) <= 1e-13, (per_dimension ? "per dimension" : "G = 0") << " (" << t << ", " << c << ")");
+      }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(work)
@@ -331,6 +362,7 @@ BOOST_DATA_TEST_CASE(multiply_adds_and_state_updates,
   //   parallel, linear:   per query head Q Kᵀ (n² d_k), (Q ⊙ e^G) S₀ (n d_k d_v), the masked product
   //                       times U (n² d_v); then the state Kᵀ U (d_k n d_v). One state update.
   //   chunked:            one state update per chunk: ⌈n / c⌉.
+  // (More below, beside the cases they count.)
   const std::size_t dk = 3, dv = 2;
   vl::FamilyHead<double> h;
   h.q = xt::ones<double>({G, n, dk});
@@ -347,6 +379,19 @@ BOOST_DATA_TEST_CASE(multiply_adds_and_state_updates,
   const auto linear_par = vl::count_work([&] { vl::family_parallel<double>(UpdateRule::linear, h, 1.0); });
   BOOST_TEST(linear_par.multiply_adds == G * (n * n * dk + n * dk * dv + n * n * dv) + dk * n * dv);
   BOOST_TEST(linear_par.state_updates == 1u);
+  //   parallel, gated per key dimension: the masked product Σ_d q_td k_sd e^{G_td − G_sd} for each
+  //                       s ≤ t, d_k each (n(n + 1)/2 pairs) in place of Q Kᵀ's n² d_k.
+  h.g = -xt::ones<double>({n, dk});
+  const auto gated_par = vl::count_work([&] { vl::family_parallel<double>(UpdateRule::gated, h, 1.0); });
+  BOOST_TEST(gated_par.multiply_adds == G * (n * (n + 1) / 2 * dk + n * dk * dv + n * n * dv) + dk * n * dv);
+  //   UT transform of the n tokens: K Kᵀ (n² d_k; per dimension the n(n − 1)/2 pairs s < t, d_k
+  //                       each), then T(t, c) = −β_t Σ_{c≤s<t} M_ts T(s, c), t − c each:
+  //                       Σ_{t<n} t(t + 1)/2 = (n − 1) n (n + 1)/6.
+  const xt::xtensor<double, 2> zero_g = xt::zeros<double>({n, dk});
+  BOOST_TEST(vl::count_multiply_adds([&] { vl::UtTransform::transform<double>(h.k, zero_g, h.beta, false); }) ==
+             n * n * dk + (n - 1) * n * (n + 1) / 6);
+  BOOST_TEST(vl::count_multiply_adds([&] { vl::UtTransform::transform<double>(h.k, zero_g, h.beta, true); }) ==
+             n * (n - 1) / 2 * dk + (n - 1) * n * (n + 1) / 6);
   for (const std::size_t c : {std::size_t(1), std::size_t(2), std::size_t(3), n, n + 1})
     BOOST_TEST(vl::count_work([&] { vl::family_chunked<double>(UpdateRule::linear, h, 1.0, c); }).state_updates == (n + c - 1) / c,
                "chunk " << c);
