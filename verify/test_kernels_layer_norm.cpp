@@ -164,8 +164,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(nan_and_infinity_spoil_their_row_only, T, Types) {
 BOOST_AUTO_TEST_CASE_TEMPLATE(large_values_scale_out_until_their_squares_overflow, T, Types) {
   // LayerNorm is scale-invariant: x · 2^k normalises to what x does, bit for bit with ε = 0
   // (powers of two commute with rounding). The kernel squares the deviations as they are (no
-  // pre-scaling, as torch's float kernel), so this holds while (x − μ)² is finite: 2^60 in
-  // float (deviation² 2^120 < 2^128), 2^500 in double.
+  // pre-scaling), so this holds while (x − μ)² is finite: 2^60 in float (deviation² 2^120 <
+  // 2^128), 2^500 in double.
   const int k = std::is_same_v<T, float> ? 60 : 500;
   const auto y = vl::layer_norm<T>(one_row<T>({T(1), T(2), T(3)}), plain_norm<T>(3), 0.0);
   const auto big = vl::layer_norm<T>(one_row<T>({std::ldexp(T(1), k), std::ldexp(T(2), k), std::ldexp(T(3), k)}), plain_norm<T>(3), 0.0);
