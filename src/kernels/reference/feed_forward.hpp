@@ -4,7 +4,7 @@
 //
 //   Linear(x) = x Wᵀ + b                         x: (B, S, in), W: (out, in), b: (out) → (B, S, out)
 //   FFN(x)    = act(x W₁ᵀ + b₁) W₂ᵀ + b₂          W₁: (d_ff, d), W₂: (d', d_ff) → (B, S, d')
-//   act = ReLU max(0, z), or GELU z·Φ(z) = z/2 · (1 + erf(z/√2)) (torch's exact form)
+//   act = ReLU max(0, z) (NaN stays NaN, as torch.relu), or GELU z·Φ(z) = z/2 · (1 + erf(z/√2)) (torch's exact form)
 //
 // The same matrices act on every position separately. d' = d in a Transformer layer: the
 // residual around the FFN needs it (encoder_layer.hpp refuses any other width).
@@ -42,7 +42,7 @@ xt::xtensor<T, 3> linear(const xt::xtensor<T, 3>& x, const LinearParameters<T>& 
 
 template <class T>
 T activate(T z, Activation a) {
-  if (a == Activation::relu) return z > T(0) ? z : T(0);
+  if (a == Activation::relu) return (z > T(0) || std::isnan(z)) ? z : T(0);
   return T(0.5) * z * (T(1) + std::erf(z * T(M_SQRT1_2)));
 }
 
