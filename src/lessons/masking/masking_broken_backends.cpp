@@ -193,6 +193,34 @@ AttentionResult<T, 4> BooleanMaskDropped::broken(const Tensor4<T>& q, const Tens
 }
 VL_ATTENTION_BREAK_PRECISIONS(BooleanMaskDropped)
 
+template <class T>
+AttentionResult<T, 4> VisibleKeyDropped::broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
+                                                const AttentionOptions<T>& o) const {
+  AttentionOptions<T> with = o;
+  with.return_weights = true;
+  AttentionResult<T, 4> r = base().attention(q, k, v, with);
+  const std::size_t B = q.shape(0), H = q.shape(1), Sq = q.shape(2), Sk = k.shape(2), Dv = v.shape(3), group = H / k.shape(1);
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t i = 0; i < Sq; ++i) {
+        std::size_t seen = 0, first = 0;
+        for (std::size_t j = 0; j < Sk; ++j)
+          if (r.weights(b, h, i, j) > T(0) && seen++ == 0) first = j;
+        if (seen < 2) continue;
+        const T rest = T(1) - r.weights(b, h, i, first);
+        r.weights(b, h, i, first) = T(0);
+        for (std::size_t j = 0; j < Sk; ++j) r.weights(b, h, i, j) /= rest;
+        for (std::size_t x = 0; x < Dv; ++x) {
+          T sum = 0;
+          for (std::size_t j = 0; j < Sk; ++j) sum += r.weights(b, h, i, j) * v(b, h / group, j, x);
+          r.output(b, h, i, x) = sum;
+        }
+      }
+  if (!o.return_weights) r.weights = {};
+  return r;
+}
+VL_ATTENTION_BREAK_PRECISIONS(VisibleKeyDropped)
+
 NanSilenced::NanSilenced(std::shared_ptr<const Backend> base, std::string name, Where where)
     : AttentionBreak(std::move(base), std::move(name)), where_(where) {}
 template <class T>

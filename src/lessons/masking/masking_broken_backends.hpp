@@ -59,6 +59,16 @@ class MaskAfterSoftmax : public AttentionBreak<MaskAfterSoftmax> {
   AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const;
 };
 
+/// A visible key dropped where no row sum shows it: in every row with two or more keys of weight
+/// above 0, the first of them gets weight 0 and the others are renormalised (the output recomputed
+/// as W V): every row still sums to 1 and none is emptied.
+class VisibleKeyDropped : public AttentionBreak<VisibleKeyDropped> {
+ public:
+  using AttentionBreak::AttentionBreak;
+  template <class T>
+  AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const;
+};
+
 /// A NaN silenced: `output` — every NaN of the output replaced by 0 (a kernel that guards its rows
 /// with isnan → 0); `inputs` — every NaN of Q, K and V read as 0 before attending.
 class NanSilenced : public AttentionBreak<NanSilenced> {

@@ -43,7 +43,9 @@ Lesson lesson() {
                        broken_backend("window one key wider", window_wide),
                        broken_backend("window one key narrower", window_narrow),
                        broken_backend("key-padding mask ignored", padding_dropped),
-                       broken_backend("cache lengths ignored", lengths_dropped)}});
+                       broken_backend("cache lengths ignored", lengths_dropped),
+                       broken_backend("a visible key dropped, the rest renormalised (no row sum shows it)",
+                                      std::make_shared<VisibleKeyDropped>(plain, "visible-key-dropped"))}});
 
   l.checks.push_back({"masking.first-position-self", "query 0: weight 1.0 on key 0, output v_0 bit for bit",
                       first_position_self,
