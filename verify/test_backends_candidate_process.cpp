@@ -130,15 +130,12 @@ BOOST_AUTO_TEST_CASE(a_hang_is_killed_at_the_timeout_with_its_group) {
   pid_t group = 0, child = 0;
   ids >> group >> child;
   BOOST_REQUIRE(alive(child));
-  const auto start = std::chrono::steady_clock::now();
   const auto r = p.exchange("go", milliseconds(100));
-  const auto waited = std::chrono::steady_clock::now() - start;
   BOOST_TEST((r.outcome == Outcome::timed_out));
   BOOST_TEST(r.status == "sent no reply within 0.1 s (its process group was killed)");
   BOOST_TEST(!p.running());
   BOOST_TEST(!alive(child));
   BOOST_TEST(live_in_group(group).empty());
-  BOOST_TEST((waited >= milliseconds(100)));  // the deadline was kept, not cut short
   p.kill();  // again: nothing left to do
   BOOST_TEST(!p.running());
 }

@@ -55,9 +55,10 @@ BOOST_AUTO_TEST_CASE(nothing_interrupted_before_a_signal) {
   cs::remove_group(999'999);
 }
 
-// What the child reports, one line: "<candidate's group> <outcome> <ms the request waited> <steps
-// passed>", then it dies. "At once" is judged against the watcher's 3 s grace, after which it
-// would kill the groups anyway (and the candidate's own 5 s sleep): under 2 s.
+// What the child reports, one line: "<candidate's group> <outcome> <steps passed>", then it dies.
+// The candidate never answers and never ends on its own (sleep 1000): the request can only end
+// with it "exited" if the watcher killed its group; were the watcher broken, the request would end
+// "timed-out" at its 10 s guard instead. No duration is asserted.
 BOOST_AUTO_TEST_CASE(sigterm_kills_the_candidates_and_unwinds) {
   int report[2];
   BOOST_REQUIRE(pipe(report) == 0);
@@ -73,15 +74,12 @@ BOOST_AUTO_TEST_CASE(sigterm_kills_the_candidates_and_unwinds) {
     cs::install();
     cs::add_dir(dir);
     {
-      vb::CandidateProcess p("read l; echo $$; read l; exec sleep 5", dir / "stderr.log");
+      vb::CandidateProcess p("read l; echo $$; read l; exec sleep 1000", dir / "stderr.log");
       const auto hello = p.exchange("hello", std::chrono::milliseconds(10'000));
       out = hello.line;
-      const auto start = std::chrono::steady_clock::now();
       raise(SIGTERM);  // handled: the watcher thread now kills the registered groups
       const auto r = p.exchange("request", std::chrono::milliseconds(10'000));
-      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
       out += r.outcome == vb::CandidateProcess::Outcome::exited ? " exited" : r.outcome == vb::CandidateProcess::Outcome::timed_out ? " timed-out" : " replied";
-      out += " " + std::to_string(waited);
       try {
         cs::throw_if_interrupted();
       } catch (const cs::Interrupted& i) {
@@ -104,12 +102,11 @@ BOOST_AUTO_TEST_CASE(sigterm_kills_the_candidates_and_unwinds) {
   int status = 0;
   BOOST_REQUIRE(waitpid(child, &status, 0) == child);
   BOOST_TEST((WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM), "the child ended with status " << status << " after: " << got);
-  long group = 0, waited = 0;
+  long group = 0;
   char outcome[16] = {};
   int steps = 0;
-  BOOST_REQUIRE(std::sscanf(got.c_str(), "%ld %15s %ld %d", &group, outcome, &waited, &steps) == 4);
-  BOOST_TEST(std::string(outcome) == "exited", "the request waiting for its reply: " << outcome);
-  BOOST_TEST(waited < 2000, "the request waited " << waited << " ms for the watcher to kill its candidate");
+  BOOST_REQUIRE(std::sscanf(got.c_str(), "%ld %15s %d", &group, outcome, &steps) == 3);
+  BOOST_TEST(std::string(outcome) == "exited", "the request waiting for its reply (killed by the watcher, not timed out): " << outcome);
   BOOST_TEST(steps == 2, "Interrupted{SIGTERM} thrown and add_group refused: " << steps << " of 2");
   BOOST_TEST(!group_alive(pid_t(group)));
   BOOST_TEST(!std::filesystem::exists(dir));
