@@ -26,6 +26,12 @@ struct AttentionCase {
   backends::Tensor4<double> q, k, v;
   AttentionOptions<double> options;
   xt::xtensor<bool, 4> visible;  // (B, Hq, Sq, Sk): query i of (b, h) may see key j
+  /// Query i of (b, h) sees some key (a row that sees none is masking.fully-masked-row-zero's).
+  bool sees_a_key(std::size_t b, std::size_t h, std::size_t i) const {
+    for (std::size_t j = 0; j < visible.shape(3); ++j)
+      if (visible(b, h, i, j)) return true;
+    return false;
+  }
   /// An upper bound on max_j s_ij − min_j s_ij over the visible keys of any row (Cauchy–Schwarz on
   /// the scaled products, 2·softcap with a softcap, plus the additive mask's spread): where it is
   /// at most kNoUnderflowSpread, no visible weight can round to 0 in any precision the audit runs.

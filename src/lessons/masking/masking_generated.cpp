@@ -42,9 +42,7 @@ Measurement masked_weights_case(const CheckContext& ctx, const Case& c) {
     for (std::size_t h = 0; h < vis.shape(1); ++h)
       for (std::size_t i = 0; i < vis.shape(2); ++i) {
         // A row with no visible key is masking.fully-masked-row-zero's (torch gives it NaN).
-        bool any = false;
-        for (std::size_t j = 0; j < vis.shape(3); ++j) any = any || vis(b, h, i, j);
-        if (!any) continue;
+        if (!a.sees_a_key(b, h, i)) continue;
         double sum = 0;
         for (std::size_t j = 0; j < vis.shape(3); ++j) {
           const double w = r.weights(b, h, i, j);
@@ -84,9 +82,7 @@ Measurement window_case(const CheckContext& ctx, const Case& c) {
   for (std::size_t b = 0; b < base.shape(0); ++b)
     for (std::size_t h = 0; h < base.shape(1); ++h)
       for (std::size_t i = 0; i < base.shape(2); ++i) {
-        bool any = false;  // a row with no visible key is masking.fully-masked-row-zero's (torch gives it NaN)
-        for (std::size_t key = 0; key < a.visible.shape(3); ++key) any = any || a.visible(b, h, i, key);
-        if (!any) continue;
+        if (!a.sees_a_key(b, h, i)) continue;  // a row with no visible key: fully-masked-row-zero's (torch gives it NaN)
         double dv = 0, dkv = 0;
         for (std::size_t x = 0; x < base.shape(3); ++x) {
           dv = worse(dv, std::fabs(moved_v(b, h, i, x) - base(b, h, i, x)));
@@ -122,9 +118,7 @@ Measurement nan_case(const CheckContext& ctx, const Case& c) {
   const auto judge = [&](const char* where, const backends::Tensor4<double>& out, auto must_be_nan) {
     for (std::size_t h = 0; h < out.shape(1); ++h)
       for (std::size_t i = 0; i < Sq; ++i) {
-        bool sees = false;
-        for (std::size_t key = 0; key < Sk; ++key) sees = sees || a.visible(0, h, i, key);
-        if (!sees) continue;
+        if (!a.sees_a_key(0, h, i)) continue;
         for (std::size_t x = 0; x < out.shape(3); ++x)
           if (must_be_nan(h, i, x)) {
             ++expected;
