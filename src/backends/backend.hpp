@@ -77,7 +77,7 @@ class Backend {
   [[noreturn]] void lacks(Need need, const std::string& why = "") const;
 
  protected:
-  /// What lacks() says: "backend '<name>' has no <need>[ (<why>)]"; a backend whose gaps have
+  /// What lacks() says: "backend 'NAME' has no NEED[ (WHY)]"; a backend whose gaps have
   /// another cause (a protocol without the operation) says so instead.
   virtual std::string lacking(Need need, const std::string& why) const;
 };

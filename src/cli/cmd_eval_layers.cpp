@@ -52,7 +52,7 @@ xt::xtensor<T, 3> sequence_input(const std::string& path, const char* option, Pr
   return x;
 }
 
-/// Every state_dict() entry from DIR/<name>.npy, each checked against the shape torch gives it.
+/// Every state_dict() entry from `DIR/<name>.npy`, each checked against the shape torch gives it.
 template <class T, class P>
 P load_layer(const LayerArgs& a, Precision p, std::size_t d) {
   const fs::path dir = a.weights;

@@ -17,7 +17,7 @@ namespace vl {
 
 class GoldenManifest {
  public:
-  /// Reads <root>/reference_outputs/manifest.json; throws vl::InputError naming it if unreadable.
+  /// Reads `<root>/reference_outputs/manifest.json`; throws vl::InputError naming it if unreadable.
   explicit GoldenManifest(const std::filesystem::path& root);
 
   /// Each golden that is missing, differs from its sha256, or is not in the manifest; each

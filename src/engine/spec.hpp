@@ -125,7 +125,7 @@ struct OutputSpec {
   std::vector<std::string> lines;
   std::vector<LineRule> rules;
   SpecLocation where;
-  /// reference_outputs/<lesson>/<listing name>.txt: the same text, verbatim, with provenance.
+  /// `reference_outputs/<lesson>/<listing name>.txt`: the same text, verbatim, with provenance.
   std::string golden;
 };
 

@@ -33,7 +33,7 @@ class MhaBreak : public backends::Decorator {
 
 }  // namespace vl::lessons
 
-/// In a control's .cpp: Class::broken<T> instantiated for float64 and float32.
+/// In a control's .cpp: `Class::broken<T>` instantiated for float64 and float32.
 #define VL_MHA_BREAK_PRECISIONS(Class)                                                                                           \
   template MhaResult<double, 3> Class::broken<double>(const ops::Tensor3Of<double>&, const ops::Tensor3Of<double>&,             \
                                                       const ops::Tensor3Of<double>&, const MhaParameters<double>&, std::size_t, \

@@ -48,7 +48,7 @@ Info read_info(const std::filesystem::path& path);
 template <class T>
 xt::xarray<T> load_exact(const std::filesystem::path& path);
 
-/// The elements as an xt::xarray<T> of the file's shape (values cast with static_cast<T>;
+/// The elements as an `xt::xarray<T>` of the file's shape (values cast with `static_cast<T>`;
 /// for bool, non-zero is true).
 template <class T>
 xt::xarray<T> to_xarray(const Array& a) {

@@ -46,9 +46,9 @@ class Generator {
   /// random64(): two outputs, the first one in the high half (detail::make64BitsFrom32Bits).
   std::uint64_t random64();
 
-  /// The second value of the last scalar Box-Muller pair (normal_distribution<double>),
+  /// The second value of the last scalar Box-Muller pair (`normal_distribution<double>`),
   /// used by the next scalar draw. The float slot exists in torch too but no CPU op we
-  /// reproduce fills it (the scalar path always uses normal_distribution<double>).
+  /// reproduce fills it (the scalar path always uses `normal_distribution<double>`).
   std::optional<double> next_double_normal_sample;
   std::optional<float> next_float_normal_sample;
 
@@ -57,13 +57,13 @@ class Generator {
   std::uint64_t seed_ = kDefaultSeed;
 };
 
-/// at::uniform_real_distribution<double>(from, to): 53 low bits of random64() scaled by 2^-53,
+/// `at::uniform_real_distribution<double>(from, to)`: 53 low bits of random64() scaled by 2^-53,
 /// then x * (to - from) + from (see uniform_real in torch_random.cpp for the rounding).
 double uniform_double(Generator& gen, double from, double to);
-/// at::uniform_real_distribution<float>(from, to): 24 low bits of random() scaled by 2^-24.
+/// `at::uniform_real_distribution<float>(from, to)`: 24 low bits of random() scaled by 2^-24.
 float uniform_float(Generator& gen, float from, float to);
 
-/// at::normal_distribution<double>(0, 1) on the CPU: returns the cached value if there is
+/// `at::normal_distribution<double>(0, 1)` on the CPU: returns the cached value if there is
 /// one; otherwise draws u1, u2, returns r cos(theta) and caches r sin(theta), with
 /// r = sqrt(-2 log(1 - u2)) and theta = 2 pi u1.
 double normal_scalar(Generator& gen);
@@ -73,7 +73,7 @@ template <class T>
 xt::xarray<T> randn(Generator& gen, const std::vector<std::size_t>& shape);
 
 /// Fills `data` (C order) as tensor.uniform_(from, to) does for a tensor of dtype T: from and
-/// to are first rounded to T, then each element is uniform_real_distribution<T>(from, to).
+/// to are first rounded to T, then each element is `uniform_real_distribution<T>(from, to)`.
 template <class T>
 void uniform_fill(Generator& gen, T* data, std::size_t n, double from, double to);
 

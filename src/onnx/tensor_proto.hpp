@@ -48,7 +48,7 @@ std::vector<std::uint8_t> read_bytes(const std::filesystem::path& path);
 /// The name of a TensorProto.DataType value ("float", "double", ...; "type 8" if unknown).
 std::string data_type_name(int data_type);
 
-/// The elements as an xt::xarray<T> of the tensor's shape.
+/// The elements as an `xt::xarray<T>` of the tensor's shape.
 template <class T>
 xt::xarray<T> to_xarray(const Tensor& t) {
   std::vector<T> data(t.values.begin(), t.values.end());

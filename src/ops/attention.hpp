@@ -82,7 +82,7 @@ struct AttentionResult {
   xt::xtensor<T, N> scores;   ///< the stage `return_scores` names, shaped as W; else empty
 };
 
-/// Throws std::invalid_argument ("the <what> mask of shape (...) does not broadcast to (B, Hq,
+/// Throws std::invalid_argument ("the `<what>` mask of shape (...) does not broadcast to (B, Hq,
 /// Sq, Sk) = (...)") unless `mask_shape` broadcasts NumPy-style to `target`: trailing
 /// dimensions aligned, each equal or 1.
 void check_mask_broadcasts(const std::vector<std::size_t>& mask_shape, const std::array<std::size_t, 4>& target,

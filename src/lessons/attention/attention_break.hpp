@@ -35,7 +35,7 @@ class AttentionBreak : public backends::Decorator {
 
 }  // namespace vl::lessons
 
-/// In a control's .cpp: Class::broken<T> instantiated for float64 and float32.
+/// In a control's .cpp: `Class::broken<T>` instantiated for float64 and float32.
 #define VL_ATTENTION_BREAK_PRECISIONS(Class)                                                                                \
   template AttentionResult<double, 4> Class::broken<double>(                                                               \
       const backends::Tensor4<double>&, const backends::Tensor4<double>&, const backends::Tensor4<double>&,                 \

@@ -41,7 +41,7 @@ Tensor4<T> as4(const xt::xtensor<T, 2>& x) {
   return xt::reshape_view(x, std::array<std::size_t, 4>{1, 1, x.shape(0), x.shape(1)});
 }
 
-/// goldens/attention/<name> as float64.
+/// `goldens/attention/<name>` as float64.
 xt::xarray<double> load_golden(const std::filesystem::path& goldens, const std::string& name);
 
 /// Seed 002's fixture: seq 3, d_model 4; q[x] = (x+1)/10, k[x] = (x/4+1)/4 − (x%2)/3 (integer

@@ -12,7 +12,7 @@
 
 namespace vl::lessons::linear_family {
 
-/// A decorator that breaks linear_family in float64 and float32 alike, through Self::broken<T>.
+/// A decorator that breaks linear_family in float64 and float32 alike, through `Self::broken<T>`.
 template <class Self>
 class FamilyBreak : public backends::Decorator {
  public:
