@@ -23,12 +23,12 @@ double row_norm(const backends::Tensor4<double>& t, std::size_t b, std::size_t h
 
 }  // namespace
 
-std::vector<CaseTerm> attention_case_terms(bool window_always) {
+std::vector<CaseTerm> attention_case_terms(bool window_always, int max_keys) {
   return {{"B", 1, 3, 1, {}},
           {"Hkv", 1, 3, 1, {}},
           {"group", 1, 3, 1, {}},
           {"Sq", 1, 9, 1, {}},
-          {"Sk", 1, 11, 1, {}},
+          {"Sk", 1, max_keys, 1, {}},
           {"D", 1, 19, 1, {}},
           {"Dv", 1, 9, 1, {}},
           {"mask", kNone, kFloat, kNone, {"none", "bool", "float"}},

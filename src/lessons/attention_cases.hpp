@@ -45,8 +45,9 @@ struct AttentionCase {
 /// there the spread must be at most 7: exp(−7)/11 ≈ 8.3·10⁻⁵ is above its smallest normal 6.1·10⁻⁵.
 inline double no_underflow_spread(Precision p) { return p == Precision::float16 ? 7 : 12; }
 
-/// The terms; the sliding window's width is drawn from −1 (none) … 4, or 0 … 4 with `window_always`.
-std::vector<CaseTerm> attention_case_terms(bool window_always);
+/// The terms; the sliding window's width is drawn from −1 (none) … 4, or 0 … 4 with `window_always`;
+/// Sk from 1 to `max_keys` (a claim whose bound is derived for at most so many keys).
+std::vector<CaseTerm> attention_case_terms(bool window_always, int max_keys = 11);
 
 /// Anchor cases (engine/generated_cases.hpp), in the terms' order, each a shape of its own: a
 /// boolean mask of rank 2 with GQA, an additive one of rank 4 with a softcap, the causal mask

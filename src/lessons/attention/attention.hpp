@@ -5,6 +5,7 @@
 // claims and the broken backends they must reject:
 //
 //   attention_lookup.cpp    listing 1; weights-distribution, convex-combination, matches-torch
+//   attention_generated.cpp weights-distribution and convex-combination over generated cases
 //   attention_scale.cpp     listing 2; score-std, unscaled-saturates, scaled-flat
 //   attention_heads.cpp     listing 3; mha-matches-torch, parameter-count, config-checked
 //   attention_gradient.cpp  backward-fd, backward-matches-torch, fixture-gradient, dropout-inference, fixture-causal
@@ -14,6 +15,7 @@
 //   attention_try_it.cpp    seed 002's try it: fixture-try-it (its arrays feed the docs' panel)
 //   attention_refuted.cpp   what the seeds get wrong: module-stores-weights, seed-invariants-constant, timings-vary
 //   attention_lesson.cpp    the registration table
+#include <memory>
 #include <vector>
 
 #include "engine/lesson.hpp"
@@ -37,6 +39,12 @@ std::vector<ClaimCheck> fused_checks();
 std::vector<ClaimCheck> table1_checks();
 std::vector<ClaimCheck> try_it_checks();
 std::vector<ClaimCheck> refuted_checks();  // the seeds' sentences shown wrong (spec: refutes:)
+
+// Listing 1's invariants over generated cases, and the control only their options reach
+// (attention_generated.cpp; registered with listing 1's checks).
+Measurement weights_distribution_generated(const CheckContext& ctx);
+Measurement convex_combination_generated(const CheckContext& ctx);
+std::shared_ptr<const backends::Backend> lengths_after_softmax();
 
 /// The lesson: listings and checks (attention_lesson.cpp).
 Lesson lesson();

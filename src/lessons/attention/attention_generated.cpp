@@ -1,0 +1,125 @@
+// Lesson attention, listing 1's two invariants over generated cases (engine/generated_cases.hpp,
+// lessons/attention_cases.hpp): batch, GQA groups, Sq ≠ Sk, head sizes no vector width divides,
+// every mask kind and rank, both causal alignments, windows, softcaps, scales and key lengths.
+// The keys are at most 7, the count the float32, bfloat16 and float16 bounds of both claims are
+// derived for (specs/attention.md); a row that sees no key is masking.fully-masked-row-zero's.
+//
+//   attention.weights-distribution   every row that sees a key: weights in [0, 1], summing to 1
+//                                    (measured: max(|Σ_j w_ij − 1|, a weight's distance outside [0, 1]))
+//   attention.convex-combination     every such row's output, column by column, within the min and
+//                                    max of the values its query sees, relative to max |v|
+//
+// And the control only options reach: key lengths applied after the softmax.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <xtensor/xview.hpp>
+
+#include "backends/registry.hpp"
+#include "kernels/reference/gqa.hpp"
+#include "kernels/reference/matmul.hpp"
+#include "lessons/attention/attention.hpp"
+#include "lessons/attention/attention_break.hpp"
+#include "lessons/attention_cases.hpp"
+#include "numeric/compare.hpp"
+
+namespace vl::lessons::attention {
+
+namespace {
+
+constexpr int kMaxKeys = 7;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string row_at(std::size_t b, std::size_t h, std::size_t i) { return fmt::format("batch {}, head {}, query {}", b, h, i); }
+
+Measurement weights_distribution_case(const CheckContext& ctx, const Case& c) {
+  const AttentionCase a = attention_case(c);
+  const auto w = ctx.backend.attention(a.q, a.k, a.v, a.options).weights;
+  double worst = 0;
+  std::string where = "every row a distribution";
+  for (std::size_t b = 0; b < w.shape(0); ++b)
+    for (std::size_t h = 0; h < w.shape(1); ++h)
+      for (std::size_t i = 0; i < w.shape(2); ++i) {
+        if (!a.sees_a_key(b, h, i)) continue;
+        double sum = 0, outside = 0;
+        for (std::size_t j = 0; j < w.shape(3); ++j) {
+          sum += w(b, h, i, j);
+          outside = worse(outside, std::max(-w(b, h, i, j), w(b, h, i, j) - 1.0));
+        }
+        double dev = worse(std::fabs(sum - 1.0), outside);
+        if (std::isnan(dev)) dev = kInf;
+        if (dev > worst) worst = dev, where = row_at(b, h, i);
+      }
+  return {worst, fmt::format("largest |row sum − 1| or weight outside [0, 1]: {:.2e} ({})", worst, where)};
+}
+
+Measurement convex_combination_case(const CheckContext& ctx, const Case& c) {
+  AttentionCase a = attention_case(c);
+  a.options.return_weights = false;
+  const auto out = ctx.backend.attention(a.q, a.k, a.v, a.options).output;
+  const std::size_t Hq = a.q.shape(1), Hkv = a.k.shape(1);
+  const double scale = std::max(xt::amax(xt::abs(a.v))(), std::numeric_limits<double>::min());
+  double worst = 0;
+  std::string where = "inside";
+  for (std::size_t b = 0; b < out.shape(0); ++b)
+    for (std::size_t h = 0; h < Hq; ++h)
+      for (std::size_t i = 0; i < out.shape(2); ++i) {
+        if (!a.sees_a_key(b, h, i)) continue;
+        for (std::size_t col = 0; col < out.shape(3); ++col) {
+          double lo = kInf, hi = -kInf;
+          for (std::size_t j = 0; j < a.v.shape(2); ++j)
+            if (a.visible(b, h, i, j)) {
+              lo = std::min(lo, a.v(b, kv_head_of(h, Hq, Hkv), j, col));
+              hi = std::max(hi, a.v(b, kv_head_of(h, Hq, Hkv), j, col));
+            }
+          const double o = out(b, h, i, col);
+          const double excess = std::isnan(o) ? kInf : std::max({0.0, lo - o, o - hi}) / scale;
+          if (excess > worst) worst = excess, where = fmt::format("{}, column {}", row_at(b, h, i), col);
+        }
+      }
+  return {worst, fmt::format("largest excursion outside the min/max of the visible values, relative to max|v|: {:.2e} ({})", worst, where)};
+}
+
+// Broken: the key lengths applied after the softmax: every key weighed, then the padded keys'
+// weights (j ≥ L_b) zeroed and the row not renormalised, O = W V (a causal mask or window then counts
+// its offset from Sk, as without lengths). Both precisions (attention_break.hpp).
+class LengthsAfterSoftmax : public AttentionBreak<LengthsAfterSoftmax> {
+ public:
+  LengthsAfterSoftmax() : AttentionBreak(backends::plain(), "key lengths applied after the softmax") {}
+  template <class T>
+  AttentionResult<T, 4> broken(const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& o) const {
+    if (!o.kv_lengths) return base().attention(q, k, v, o);
+    AttentionOptions<T> all_keys = o;
+    all_keys.kv_lengths.reset();
+    all_keys.return_weights = true;
+    AttentionResult<T, 4> r = base().attention(q, k, v, all_keys);
+    const std::size_t B = q.shape(0), Hq = q.shape(1), Hkv = k.shape(1);
+    for (std::size_t b = 0; b < B; ++b) {
+      for (std::size_t j = (*o.kv_lengths)[b]; j < k.shape(2); ++j) xt::view(r.weights, b, xt::all(), xt::all(), j) = T(0);
+      for (std::size_t h = 0; h < Hq; ++h)
+        xt::view(r.output, b, h) = matmul<T>(xt::view(r.weights, b, h), xt::view(v, b, kv_head_of(h, Hq, Hkv)));
+    }
+    if (!o.return_weights) r.weights = {};
+    return r;
+  }
+};
+
+std::vector<CaseTerm> terms() { return attention_case_terms(false, kMaxKeys); }
+
+}  // namespace
+
+Measurement weights_distribution_generated(const CheckContext& ctx) {
+  const auto t = terms();
+  return generated_cases(ctx, t, attention_anchor_cases(), Worse::larger, [&](const Case& c) { return weights_distribution_case(ctx, c); });
+}
+
+Measurement convex_combination_generated(const CheckContext& ctx) {
+  const auto t = terms();
+  return generated_cases(ctx, t, attention_anchor_cases(), Worse::larger, [&](const Case& c) { return convex_combination_case(ctx, c); });
+}
+
+std::shared_ptr<const backends::Backend> lengths_after_softmax() { return std::make_shared<LengthsAfterSoftmax>(); }
+
+}  // namespace vl::lessons::attention
