@@ -59,6 +59,7 @@ Measurement mha_fully_masked_row(const CheckContext& ctx); // masking_mha.cpp
 Measurement masked_weights_generated(const CheckContext& ctx);
 Measurement window_generated(const CheckContext& ctx);
 Measurement nan_generated(const CheckContext& ctx);
+Measurement fully_masked_generated(const CheckContext& ctx);
 // Our float16 and bfloat16 storage rounds once (masking_rounds_once.cpp), and its control: through float.
 Measurement narrow_formats_round_once(const CheckContext& ctx);
 Measurement rounded_through_float(const CheckContext& ctx);

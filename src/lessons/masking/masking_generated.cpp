@@ -8,6 +8,9 @@
 //                                 by one key fails.
 //   masking.nan-propagates        a NaN in a query, or in a key or value a query sees, reaches
 //                                 that query's output: no kernel silences it into a number.
+//   masking.fully-masked-row-zero a query that sees no key (bottom-right with Sq > Sk, a key
+//                                 length of 0, a window and a mask that leave nothing) gets
+//                                 all-zero weights and output, never NaN.
 //   masking.window-independent    a key the masks hide from a query (one that sees some key)
 //                                 cannot move its output by a bit; a change of 2²⁰ in a visible
 //                                 key's value moves it (float64, float32; in bfloat16 and float16
@@ -141,7 +144,35 @@ Measurement nan_case(const CheckContext& ctx, const Case& c) {
   return {double(missed), fmt::format("{} of {} output entries that see a NaN are not NaN{}", missed, expected, first.empty() ? "" : ": " + first)};
 }
 
+// Every row that sees no key: the largest |weight| or |output| (a NaN read as ∞ by worse(), and said).
+Measurement fully_masked_case(const CheckContext& ctx, const Case& c) {
+  const AttentionCase a = attention_case(c);
+  const auto r = ctx.backend.attention(a.q, a.k, a.v, a.options);
+  double worst = 0;
+  std::size_t rows = 0;
+  std::string where = "all zero";
+  for (std::size_t b = 0; b < r.output.shape(0); ++b)
+    for (std::size_t h = 0; h < r.output.shape(1); ++h)
+      for (std::size_t i = 0; i < r.output.shape(2); ++i) {
+        if (a.sees_a_key(b, h, i)) continue;
+        ++rows;
+        bool nan = false;
+        double mag = 0;
+        for (std::size_t j = 0; j < r.weights.shape(3); ++j) nan = nan || std::isnan(r.weights(b, h, i, j)), mag = worse(mag, std::fabs(r.weights(b, h, i, j)));
+        for (std::size_t x = 0; x < r.output.shape(3); ++x) nan = nan || std::isnan(r.output(b, h, i, x)), mag = worse(mag, std::fabs(r.output(b, h, i, x)));
+        if (mag > worst)
+          worst = mag, where = nan ? fmt::format("batch {}, head {}, query {}: NaN weights or output", b, h, i)
+                                   : fmt::format("batch {}, head {}, query {}: |weight| or |output| up to {:.3g}", b, h, i, mag);
+      }
+  return {worst, fmt::format("{} rows with no visible key: largest |weight| or |output| {:.2e} ({})", rows, worst, where)};
+}
+
 }  // namespace
+
+Measurement fully_masked_generated(const CheckContext& ctx) {
+  const auto terms = attention_case_terms(false);
+  return generated_cases(ctx, terms, attention_anchor_cases(), Worse::larger, [&](const Case& c) { return fully_masked_case(ctx, c); });
+}
 
 Measurement masked_weights_generated(const CheckContext& ctx) {
   const auto terms = attention_case_terms(false);

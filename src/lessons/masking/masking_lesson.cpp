@@ -75,6 +75,11 @@ Lesson lesson() {
                       fully_masked_row_zero,
                       {broken_backend("−1e4 in place of −∞", finite),
                        broken_backend("softmax without the guard (NaN, as torch)", unguarded)}});
+  l.checks.push_back({"masking.fully-masked-row-zero", "generated cases: rows that no mask, window, alignment or key length leaves a key",
+                      fully_masked_generated,
+                      {broken_backend("−1e4 in place of −∞", finite),
+                       broken_backend("softmax without the guard (NaN, as torch)", unguarded),
+                       broken_backend("cache lengths ignored", lengths_dropped)}});
 
   using NoKey = MhaRowWithoutKey::Bug;
   l.checks.push_back({"masking.mha-fully-masked-row", "nn.MultiheadAttention, a query with no visible key: zero weights, y = out_proj.bias",
