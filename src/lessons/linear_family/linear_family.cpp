@@ -247,38 +247,60 @@ Measurement forms_agree(const CheckContext& ctx) {
   return m;
 }
 
-// Generated cases (engine/generated_cases.hpp) over the claim's terms, within its derivation's
+// Generated cases (engine/generated_cases.hpp) over the claims' terms, within their derivation's
 // range (n ≤ 40, d ≤ 16): batch, key/value heads and the GQA group, n, d_k, d_v, the rule, decay
 // per key dimension, a past state, and the chunk size (1 … 45: divisors, remainders, above n).
 // One anchor per rule (n = 13, chunk 4, GQA 2 × 2, a past state) and one with the decay per key
 // dimension meet each control's bug whatever the seed.
+namespace {
+
+const std::vector<CaseTerm> kFamilyTerms = {{"B", 1, 2, 1, {}},   {"Hkv", 1, 3, 1, {}},  {"group", 1, 3, 1, {}},
+                                            {"n", 1, 40, 1, {}},  {"d_k", 1, 16, 1, {}}, {"d_v", 1, 16, 1, {}},
+                                            {"rule", 0, 3, 0, {"linear", "gated", "delta", "gated_delta"}},
+                                            {"decay", 0, 1, 0, {"per head", "per key dim"}},
+                                            {"past", 0, 1, 0, {"none", "given"}},
+                                            {"chunk", 1, 45, 1, {}}};
+//                                                         B Hkv group n d_k d_v rule decay past chunk
+const std::vector<std::vector<int>> kFamilyAnchors = {{1, 2, 2, 13, 4, 3, 0, 0, 1, 4},
+                                                      {1, 2, 2, 13, 4, 3, 1, 0, 1, 4},
+                                                      {1, 2, 2, 13, 4, 3, 2, 0, 1, 4},
+                                                      {1, 2, 2, 13, 4, 3, 3, 0, 1, 4},
+                                                      {2, 1, 3, 9, 5, 2, 1, 1, 0, 2}};
+
+struct FamilyCase {
+  UpdateRule rule;
+  FamilyInputs<double> in;
+  std::size_t chunk;
+};
+
+FamilyCase family_case(const CheckContext& ctx, const Case& c) {
+  const std::size_t Hkv = c["Hkv"];
+  const Shape s{std::size_t(c["B"]), Hkv * c["group"], Hkv, std::size_t(c["n"]), std::size_t(c["d_k"]), std::size_t(c["d_v"]),
+                c["decay"] == 1, c["past"] == 1};
+  return {kRules[c["rule"]], inputs_for(ctx, s, c.data_seed()), std::size_t(c["chunk"])};
+}
+
+}  // namespace
+
 Measurement forms_agree_generated(const CheckContext& ctx) {
-  const std::vector<CaseTerm> terms = {{"B", 1, 2, 1, {}},   {"Hkv", 1, 3, 1, {}},  {"group", 1, 3, 1, {}},
-                                       {"n", 1, 40, 1, {}},  {"d_k", 1, 16, 1, {}}, {"d_v", 1, 16, 1, {}},
-                                       {"rule", 0, 3, 0, {"linear", "gated", "delta", "gated_delta"}},
-                                       {"decay", 0, 1, 0, {"per head", "per key dim"}},
-                                       {"past", 0, 1, 0, {"none", "given"}},
-                                       {"chunk", 1, 45, 1, {}}};
-  //                                         B Hkv group n d_k d_v rule decay past chunk
-  const std::vector<std::vector<int>> anchors = {{1, 2, 2, 13, 4, 3, 0, 0, 1, 4},
-                                                 {1, 2, 2, 13, 4, 3, 1, 0, 1, 4},
-                                                 {1, 2, 2, 13, 4, 3, 2, 0, 1, 4},
-                                                 {1, 2, 2, 13, 4, 3, 3, 0, 1, 4},
-                                                 {2, 1, 3, 9, 5, 2, 1, 1, 0, 2}};
-  return generated_cases(ctx, terms, anchors, Worse::larger, [&](const Case& c) {
-    const std::size_t Hkv = c["Hkv"];
-    const Shape s{std::size_t(c["B"]), Hkv * c["group"], Hkv, std::size_t(c["n"]), std::size_t(c["d_k"]), std::size_t(c["d_v"]),
-                  c["decay"] == 1, c["past"] == 1};
-    const UpdateRule rule = kRules[c["rule"]];
-    const FamilyInputs<double> in = inputs_for(ctx, s, c.data_seed());
-    const FamilyResult<double> want = definition(in, rule);
+  return generated_cases(ctx, kFamilyTerms, kFamilyAnchors, Worse::larger, [&](const Case& c) {
+    const FamilyCase fc = family_case(ctx, c);
+    const FamilyResult<double> want = definition(fc.in, fc.rule);
     double g = 0;
     std::string where;
-    for (const FormAt& f : {FormAt{FamilyForm::recurrent, 1}, FormAt{FamilyForm::parallel, 1}, FormAt{FamilyForm::chunked, std::size_t(c["chunk"])}}) {
-      const double gf = gap(run(ctx.backend, in, rule, f.form, f.chunk), want);
+    for (const FormAt& f : {FormAt{FamilyForm::recurrent, 1}, FormAt{FamilyForm::parallel, 1}, FormAt{FamilyForm::chunked, fc.chunk}}) {
+      const double gf = gap(run(ctx.backend, fc.in, fc.rule, f.form, f.chunk), want);
       if (worse(g, gf) > g || where.empty()) g = worse(g, gf), where = f.name();
     }
     return Measurement{g, fmt::format("largest relative gap from ONNX's recurrence {:.2e} ({})", g, where)};
+  });
+}
+
+Measurement chunk_invariant_generated(const CheckContext& ctx) {
+  return generated_cases(ctx, kFamilyTerms, kFamilyAnchors, Worse::larger, [&](const Case& c) {
+    const FamilyCase fc = family_case(ctx, c);
+    const double g = gap(run(ctx.backend, fc.in, fc.rule, FamilyForm::chunked, fc.chunk), run(ctx.backend, fc.in, fc.rule, FamilyForm::chunked, 64));
+    return Measurement{g, fmt::format("largest relative gap of chunk size {} from chunk size 64: {:.2e}", fc.chunk, g)};
   });
 }
 

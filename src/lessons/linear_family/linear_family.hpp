@@ -45,6 +45,7 @@ ListingOutput listing_main(const ListingContext& ctx);
 Measurement forms_agree(const CheckContext& ctx);
 Measurement forms_agree_float32(const CheckContext& ctx);
 Measurement forms_agree_generated(const CheckContext& ctx);  // the same claim over generated cases
+Measurement chunk_invariant_generated(const CheckContext& ctx);  // likewise
 Measurement chunk_invariant(const CheckContext& ctx);
 Measurement state_continuation(const CheckContext& ctx);
 Measurement reductions(const CheckContext& ctx);

@@ -59,6 +59,10 @@ Lesson lesson() {
   l.checks.push_back({"linear-family.chunk-invariant", "the chunked form at every chunk size against chunk_size 64", chunk_invariant,
                       {broken<ChunkStateNotCarried>("a chunk's state not carried"),
                        broken<ShortLastChunkSkipped>("the short last chunk skipped")}});
+  l.checks.push_back({"linear-family.chunk-invariant", "generated cases: the drawn chunk size against 64, rule, n ≤ 40, d ≤ 16, GQA, decay per key dim, past",
+                      chunk_invariant_generated,
+                      {broken<ChunkStateNotCarried>("a chunk's state not carried"),
+                       broken<ShortLastChunkSkipped>("the short last chunk skipped")}});
   l.checks.push_back({"linear-family.state-continuation", "prefill then continue, present_state, one decode step",
                       state_continuation,
                       {broken<PastStateIgnored>("past_state ignored"),
