@@ -2,6 +2,7 @@
 // What several sections of the attention lesson share: seed 002's fixture, array draws and
 // comparisons, the goldens' folder, the seed module over a backend, and the one broken backend
 // more than one section's claims must reject (the masks ignored).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -24,6 +25,23 @@ template <class T>
 using Tensor4 = xt::xtensor<T, 4>;
 
 inline constexpr double kInf = kInfinity;
+
+/// How far row (b, h, i) of the weights W (B, H, Sq, Sk) is from a distribution: the larger of
+/// |Σ_j w_ij − 1| and a weight's distance outside [0, 1] (∞ for a NaN).
+inline double row_deviation(const Tensor4<double>& w, std::size_t b, std::size_t h, std::size_t i) {
+  double sum = 0, outside = 0;
+  for (std::size_t j = 0; j < w.shape(3); ++j) {
+    sum += w(b, h, i, j);
+    outside = worse(outside, std::max(-w(b, h, i, j), w(b, h, i, j) - 1.0));
+  }
+  return worse(std::fabs(sum - 1.0), outside);
+}
+
+/// How far an output entry o lies outside [lo, hi] (its visible values' min and max), relative to
+/// `scale` (max |v|); ∞ for a NaN.
+inline double excursion(double o, double lo, double hi, double scale) {
+  return std::isnan(o) ? kInf : std::max({0.0, lo - o, o - hi}) / scale;
+}
 
 /// standard_normal of that shape (float64), drawn in C order.
 Tensor4<double> draw4(numpy::Generator& rng, std::array<std::size_t, 4> shape);

@@ -21,7 +21,7 @@
 #include "kernels/reference/gqa.hpp"
 #include "kernels/reference/matmul.hpp"
 #include "lessons/attention/attention.hpp"
-#include "lessons/attention/attention_break.hpp"
+#include "lessons/attention/attention_common.hpp"
 #include "lessons/attention_cases.hpp"
 #include "numeric/compare.hpp"
 
@@ -30,7 +30,6 @@ namespace vl::lessons::attention {
 namespace {
 
 constexpr int kMaxKeys = 7;
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::string row_at(std::size_t b, std::size_t h, std::size_t i) { return fmt::format("batch {}, head {}, query {}", b, h, i); }
 
@@ -43,13 +42,7 @@ Measurement weights_distribution_case(const CheckContext& ctx, const Case& c) {
     for (std::size_t h = 0; h < w.shape(1); ++h)
       for (std::size_t i = 0; i < w.shape(2); ++i) {
         if (!a.sees_a_key(b, h, i)) continue;
-        double sum = 0, outside = 0;
-        for (std::size_t j = 0; j < w.shape(3); ++j) {
-          sum += w(b, h, i, j);
-          outside = worse(outside, std::max(-w(b, h, i, j), w(b, h, i, j) - 1.0));
-        }
-        double dev = worse(std::fabs(sum - 1.0), outside);
-        if (std::isnan(dev)) dev = kInf;
+        const double dev = row_deviation(w, b, h, i);
         if (dev > worst) worst = dev, where = row_at(b, h, i);
       }
   return {worst, fmt::format("largest |row sum − 1| or weight outside [0, 1]: {:.2e} ({})", worst, where)};
@@ -74,8 +67,7 @@ Measurement convex_combination_case(const CheckContext& ctx, const Case& c) {
               lo = std::min(lo, a.v(b, kv_head_of(h, Hq, Hkv), j, col));
               hi = std::max(hi, a.v(b, kv_head_of(h, Hq, Hkv), j, col));
             }
-          const double o = out(b, h, i, col);
-          const double excess = std::isnan(o) ? kInf : std::max({0.0, lo - o, o - hi}) / scale;
+          const double excess = excursion(out(b, h, i, col), lo, hi, scale);
           if (excess > worst) worst = excess, where = fmt::format("{}, column {}", row_at(b, h, i), col);
         }
       }

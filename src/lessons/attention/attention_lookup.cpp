@@ -142,15 +142,7 @@ Measurement weights_distribution(const CheckContext& ctx) {
     const auto w = ctx.backend.attention(c.q, c.k, c.v, with_weights(c.options)).weights;
     for (std::size_t b = 0; b < w.shape(0); ++b)
       for (std::size_t h = 0; h < w.shape(1); ++h)
-        for (std::size_t i = 0; i < w.shape(2); ++i) {
-          double sum = 0, outside = 0;
-          for (std::size_t j = 0; j < w.shape(3); ++j) {
-            const double x = w(b, h, i, j);
-            sum += x;
-            outside = worse(outside, std::max(-x, x - 1.0));
-          }
-          judge(std::max(std::fabs(sum - 1.0), outside), fmt::format("{}, b={} h={} row {}", c.name, b, h, i));
-        }
+        for (std::size_t i = 0; i < w.shape(2); ++i) judge(row_deviation(w, b, h, i), fmt::format("{}, b={} h={} row {}", c.name, b, h, i));
   }
   const Fixture f = seed_fixture();
   for (bool causal : {false, true}) {
@@ -203,8 +195,7 @@ Measurement convex_combination(const CheckContext& ctx) {
                 lo = std::min(lo, c.v(b, h, j, col));
                 hi = std::max(hi, c.v(b, h, j, col));
               }
-            const double o = out(b, h, i, col);
-            const double excess = std::isnan(o) ? kInf : std::max({0.0, lo - o, o - hi}) / scale;
+            const double excess = excursion(out(b, h, i, col), lo, hi, scale);
             if (excess > worst) { worst = excess; where = fmt::format("{}, b={} h={} query {} column {}", c.name, b, h, i, col); }
           }
   }
