@@ -24,6 +24,8 @@
 // Attention has no float64 or bfloat16 kernel. The positional table, the linear forms and the
 // backward have no ONNX Runtime operator here: not listed, so their claims are N/A.
 "use strict";
+const fs = require("fs");
+const os = require("os");
 const path = require("path");
 const readline = require("readline");
 const ort = require("onnxruntime-node");
@@ -289,5 +291,17 @@ async function main() {
     process.stdout.write(`${JSON.stringify(reply)}\n`);
   }
 }
+
+// ONNX Runtime 1.30's Linux library writes an empty mat-debug-<pid>.log to the temporary folder
+// once a session runs, and leaves it: an audit leaves nothing behind, so the adapter removes that
+// file (its own process's, only if empty) when it ends.
+process.on("exit", () => {
+  const debugLog = path.join(os.tmpdir(), `mat-debug-${process.pid}.log`);
+  try {
+    if (fs.statSync(debugLog).size === 0) fs.unlinkSync(debugLog);
+  } catch (e) {
+    if (e.code !== "ENOENT") process.stderr.write(`${debugLog}: ${e.message}\n`);
+  }
+});
 
 main();

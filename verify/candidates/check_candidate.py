@@ -23,18 +23,22 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 
-def exchange_env():
-    """The environment of the audit: its requests' .npy files in /dev/shm (memory) where that has
-    room for the largest exchange (attention.score-cells sends n = 4096 weights, 64 MiB), since
-    creating and removing ~10⁴ small files is most of a candidate audit's system time on disk
-    (measured: 4.1–6.0 s a broken candidate's audit in /tmp, 3.4–3.6 s in /dev/shm); else the
-    default temporary folder. The verdicts do not depend on where the files live."""
+def exchange_dir():
+    """A fresh temporary folder for the audit (its TMPDIR), which must be empty when the audit
+    ends: the suite's exchange folder removed, nothing the candidate wrote left behind (ONNX
+    Runtime's mat-debug-<pid>.log was, one per run, until its adapter removed it). In /dev/shm
+    (memory) where that has room for the largest exchange (attention.score-cells sends n = 4096
+    weights, 64 MiB), since creating and removing ~10⁴ small files is most of a candidate audit's
+    system time on disk (measured: 4.1–6.0 s a broken candidate's audit in /tmp, 3.4–3.6 s in
+    /dev/shm); else in the default temporary folder. The verdicts do not depend on where the
+    files live."""
+    base = None
     try:
         if shutil.disk_usage("/dev/shm").free > 1 << 30 and os.access("/dev/shm", os.W_OK):
-            return dict(os.environ, TMPDIR="/dev/shm")
+            base = "/dev/shm"
     except OSError:
         pass
-    return None
+    return tempfile.mkdtemp(prefix="vl-check-candidate-", dir=base)
 
 
 def main():
@@ -46,11 +50,21 @@ def main():
     ap.add_argument("--root", required=True)
     ap.add_argument("--keep-json", help="also copy the audit's JSON here (for the conformance matrix test)")
     a = ap.parse_args()
+    exchange = exchange_dir()
     with tempfile.TemporaryDirectory() as tmp:
         report, junit = os.path.join(tmp, "audit.json"), os.path.join(tmp, "audit.xml")
-        run = subprocess.run([a.lessons, "audit", "--root", a.root, "--candidate", a.candidate, "--json", report,
-                              "--junit", junit], capture_output=True, text=True, timeout=300, cwd=a.root, env=exchange_env())
+        try:
+            run = subprocess.run([a.lessons, "audit", "--root", a.root, "--candidate", a.candidate, "--json", report,
+                                  "--junit", junit], capture_output=True, text=True, timeout=300, cwd=a.root,
+                                 env=dict(os.environ, TMPDIR=exchange))
+            # ONNX Runtime keeps one session-id file per temporary folder (.ses: a timestamp and a
+            # UUID), rewritten by each run rather than added to: not a leftover of this audit.
+            left = sorted(f for f in os.listdir(exchange) if f != ".ses")
+        finally:
+            shutil.rmtree(exchange, ignore_errors=True)
         problems = []
+        if left:
+            problems.append(f"the audit left {left} in its temporary folder (TMPDIR)")
         want_rc = 1 if a.fail else 0
         if run.returncode != want_rc:
             problems.append(f"exit status {run.returncode}, expected {want_rc}")
