@@ -29,8 +29,12 @@ struct MultiplyAddBaseline {
     if constexpr (std::is_floating_point_v<F>) {
       out = std::fma(a, b, c);
     } else {
+      // Built in a vector whose every lane starts set, then stored whole: writing the lanes of an
+      // unset `out` one by one reads as a use of it to GCC at -O1 (-Wmaybe-uninitialized).
       constexpr std::size_t lanes = sizeof(F) / sizeof(a[0]);
-      for (std::size_t i = 0; i < lanes; ++i) out[i] = std::fma(a[i], b[i], c[i]);
+      F r{};
+      for (std::size_t i = 0; i < lanes; ++i) r[i] = std::fma(a[i], b[i], c[i]);
+      out = r;
     }
   }
 };
