@@ -323,6 +323,13 @@ Measurement padding_ignored(const CheckContext& ctx) {
                       fmt::join(lengths, ", "), S, worst_weight, worst_move)};
 }
 
+RowMagnitude row_magnitude(const AttentionResult<double, 4>& r, std::size_t b, std::size_t h, std::size_t i) {
+  RowMagnitude m;
+  for (std::size_t j = 0; j < r.weights.shape(3); ++j) m.nan = m.nan || std::isnan(r.weights(b, h, i, j)), m.largest = worse(m.largest, std::fabs(r.weights(b, h, i, j)));
+  for (std::size_t x = 0; x < r.output.shape(3); ++x) m.nan = m.nan || std::isnan(r.output(b, h, i, x)), m.largest = worse(m.largest, std::fabs(r.output(b, h, i, x)));
+  return m;
+}
+
 Measurement fully_masked_row_zero(const CheckContext& ctx) {
   // Rows with no visible key: (a) bottom-right with Sq = 5 > Sk = 3 (queries 0, 1 see nothing),
   // (b) a sequence of length 0 in a padded batch, (c) a boolean mask that blocks query 2's whole row.
@@ -338,16 +345,11 @@ Measurement fully_masked_row_zero(const CheckContext& ctx) {
           for (std::size_t j = 0; j < s[3]; ++j) none = none && truth(b, h, i, j);
           if (!none) continue;
           ++rows;
-          double mag = 0;
-          bool nan = false;  // torch's softmax of an all −∞ row: said as NaN, measured as ∞
-          for (std::size_t j = 0; j < s[3]; ++j) nan = nan || std::isnan(r.weights(b, h, i, j));
-          for (std::size_t x = 0; x < r.output.shape(3); ++x) nan = nan || std::isnan(r.output(b, h, i, x));
-          for (std::size_t j = 0; j < s[3]; ++j) mag = worse(mag, std::fabs(r.weights(b, h, i, j)));
-          for (std::size_t x = 0; x < r.output.shape(3); ++x) mag = worse(mag, std::fabs(r.output(b, h, i, x)));
-          if (mag > worst)
-            where = nan ? fmt::format("{}, query {}: NaN weights or output", what, i)
-                        : fmt::format("{}, query {}: |weight| or |output| up to {:.3g}", what, i, mag);
-          worst = std::max(worst, mag);
+          const RowMagnitude m = row_magnitude(r, b, h, i);  // torch's softmax of an all −∞ row: said as NaN, measured as ∞
+          if (m.largest > worst)
+            where = m.nan ? fmt::format("{}, query {}: NaN weights or output", what, i)
+                          : fmt::format("{}, query {}: |weight| or |output| up to {:.3g}", what, i, m.largest);
+          worst = std::max(worst, m.largest);
         }
   };
   {

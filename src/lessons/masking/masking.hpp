@@ -39,6 +39,14 @@ inline std::string unit_words(const CheckContext& ctx) {
   return ctx.precision == Precision::float64 ? "" : " over twice its " + to_string(ctx.precision) + " bound";
 }
 
+/// Row i of (b, h) of a result, as masking.fully-masked-row-zero judges a row that sees no key: its
+/// largest |weight| or |output| (a NaN read as ∞ by worse()), and whether a NaN was among them.
+struct RowMagnitude {
+  double largest = 0;
+  bool nan = false;
+};
+RowMagnitude row_magnitude(const AttentionResult<double, 4>& r, std::size_t b, std::size_t h, std::size_t i);
+
 /// The seed article's listing 5: its two printed lines, and the module's arrays (our kernels;
 /// it reads no golden).
 ListingOutput listing_main(const ListingContext& ctx);

@@ -144,7 +144,7 @@ Measurement nan_case(const CheckContext& ctx, const Case& c) {
   return {double(missed), fmt::format("{} of {} output entries that see a NaN are not NaN{}", missed, expected, first.empty() ? "" : ": " + first)};
 }
 
-// Every row that sees no key: the largest |weight| or |output| (a NaN read as ∞ by worse(), and said).
+// Every row that sees no key: the largest |weight| or |output| (row_magnitude: a NaN read as ∞, and said).
 Measurement fully_masked_case(const CheckContext& ctx, const Case& c) {
   const AttentionCase a = attention_case(c);
   const auto r = ctx.backend.attention(a.q, a.k, a.v, a.options);
@@ -156,13 +156,10 @@ Measurement fully_masked_case(const CheckContext& ctx, const Case& c) {
       for (std::size_t i = 0; i < r.output.shape(2); ++i) {
         if (a.sees_a_key(b, h, i)) continue;
         ++rows;
-        bool nan = false;
-        double mag = 0;
-        for (std::size_t j = 0; j < r.weights.shape(3); ++j) nan = nan || std::isnan(r.weights(b, h, i, j)), mag = worse(mag, std::fabs(r.weights(b, h, i, j)));
-        for (std::size_t x = 0; x < r.output.shape(3); ++x) nan = nan || std::isnan(r.output(b, h, i, x)), mag = worse(mag, std::fabs(r.output(b, h, i, x)));
-        if (mag > worst)
-          worst = mag, where = nan ? fmt::format("batch {}, head {}, query {}: NaN weights or output", b, h, i)
-                                   : fmt::format("batch {}, head {}, query {}: |weight| or |output| up to {:.3g}", b, h, i, mag);
+        const RowMagnitude m = row_magnitude(r, b, h, i);
+        if (m.largest > worst)
+          worst = m.largest, where = m.nan ? fmt::format("batch {}, head {}, query {}: NaN weights or output", b, h, i)
+                                           : fmt::format("batch {}, head {}, query {}: |weight| or |output| up to {:.3g}", b, h, i, m.largest);
       }
   return {worst, fmt::format("{} rows with no visible key: largest |weight| or |output| {:.2e} ({})", rows, worst, where)};
 }
