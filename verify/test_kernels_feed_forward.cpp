@@ -14,12 +14,12 @@
 #include <type_traits>
 #include <vector>
 
-#include <boost/mpl/list.hpp>
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <xtensor/xtensor.hpp>
 
 #include "kernels/reference/feed_forward.hpp"
+#include "kernel_types.hpp"
 
 // This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_feed_forward).
 BOOST_AUTO_TEST_SUITE(test_kernels_feed_forward)
@@ -27,10 +27,9 @@ BOOST_AUTO_TEST_SUITE(test_kernels_feed_forward)
 namespace {
 
 namespace bdata = boost::unit_test::data;
-using Types = boost::mpl::list<float, double>;
+using Types = vl::verify::FloatTypes;
 
-template <class T>
-constexpr T kEps = std::numeric_limits<T>::epsilon();
+using vl::verify::kEps;
 
 // Φ, the standard normal CDF, from its tables (not from erf): Φ(0.5), Φ(1), Φ(2).
 constexpr double kPhiHalf = 0.6914624612740131;

@@ -13,7 +13,6 @@
 #include <stdexcept>
 #include <vector>
 
-#include <boost/mpl/list.hpp>
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <xtensor/xtensor.hpp>
@@ -24,6 +23,7 @@
 #include "kernels/reference/gqa.hpp"
 #include "kernels/reference/heads.hpp"
 #include "kernels/reference/heads_attention.hpp"
+#include "kernel_types.hpp"
 
 // This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_heads).
 BOOST_AUTO_TEST_SUITE(test_kernels_heads)
@@ -31,10 +31,9 @@ BOOST_AUTO_TEST_SUITE(test_kernels_heads)
 namespace {
 
 namespace bdata = boost::unit_test::data;
-using Types = boost::mpl::list<float, double>;
+using Types = vl::verify::FloatTypes;
 
-template <class T>
-constexpr T kEps = std::numeric_limits<T>::epsilon();
+using vl::verify::kEps;
 
 // The reference scaled dot-product attention, as heads_forward takes it.
 template <class T>

@@ -12,12 +12,12 @@
 #include <type_traits>
 #include <vector>
 
-#include <boost/mpl/list.hpp>
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <xtensor/xtensor.hpp>
 
 #include "kernels/reference/layer_norm.hpp"
+#include "kernel_types.hpp"
 
 // This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_layer_norm).
 BOOST_AUTO_TEST_SUITE(test_kernels_layer_norm)
@@ -25,10 +25,9 @@ BOOST_AUTO_TEST_SUITE(test_kernels_layer_norm)
 namespace {
 
 namespace bdata = boost::unit_test::data;
-using Types = boost::mpl::list<float, double>;
+using Types = vl::verify::FloatTypes;
 
-template <class T>
-constexpr T kEps = std::numeric_limits<T>::epsilon();
+using vl::verify::kEps;
 
 // γ = 1, β = 0 of width d (torch's initial LayerNorm).
 template <class T>

@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-#include <boost/mpl/list.hpp>
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <xtensor/xtensor.hpp>
@@ -24,6 +23,7 @@
 
 #include "kernels/reference/linear_family.hpp"
 #include "kernels/reference/work_counters.hpp"
+#include "kernel_types.hpp"
 
 // This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_linear_family).
 BOOST_AUTO_TEST_SUITE(test_kernels_linear_family)
@@ -31,11 +31,10 @@ BOOST_AUTO_TEST_SUITE(test_kernels_linear_family)
 namespace {
 
 namespace bdata = boost::unit_test::data;
-using Types = boost::mpl::list<float, double>;
+using Types = vl::verify::FloatTypes;
 using vl::UpdateRule;
 
-template <class T>
-constexpr T kEps = std::numeric_limits<T>::epsilon();
+using vl::verify::kEps;
 
 // A form to run: chunk 0 = recurrent, chunk SIZE_MAX = parallel, else chunked with that chunk.
 struct Form {

@@ -14,7 +14,6 @@
 #include <type_traits>
 #include <vector>
 
-#include <boost/mpl/list.hpp>
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <xtensor/xtensor.hpp>
@@ -22,6 +21,7 @@
 
 #include "kernels/reference/matmul.hpp"
 #include "kernels/reference/work_counters.hpp"
+#include "kernel_types.hpp"
 
 // This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_matmul).
 BOOST_AUTO_TEST_SUITE(test_kernels_matmul)
@@ -29,7 +29,7 @@ BOOST_AUTO_TEST_SUITE(test_kernels_matmul)
 namespace {
 
 namespace bdata = boost::unit_test::data;
-using Types = boost::mpl::list<float, double>;
+using Types = vl::verify::FloatTypes;
 
 // A (rows, cols) matrix of small integers, r·3 − c·2 + offset: every product and sum of the
 // grid's sizes is an exact integer in float and double.

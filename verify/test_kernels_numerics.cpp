@@ -9,18 +9,18 @@
 #include <limits>
 #include <random>
 
-#include <boost/mpl/list.hpp>
 #include <xtensor/xtensor.hpp>
 
 #include "kernels/reference/attention.hpp"
 #include "kernels/reference/softmax.hpp"
+#include "kernel_types.hpp"
 
 // This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_numerics).
 BOOST_AUTO_TEST_SUITE(test_kernels_numerics)
 
 namespace {
 
-using Types = boost::mpl::list<float, double>;
+using Types = vl::verify::FloatTypes;
 
 template <class T>
 constexpr T kInf = std::numeric_limits<T>::infinity();

@@ -20,7 +20,6 @@
 #include <type_traits>
 #include <vector>
 
-#include <boost/mpl/list.hpp>
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <xtensor/xtensor.hpp>
@@ -30,6 +29,7 @@
 #include "kernels/reference/encoder_layer.hpp"
 #include "numeric/torch_random.hpp"
 #include "numeric/torch_transformer_init.hpp"
+#include "kernel_types.hpp"
 
 // This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_transformer_layers).
 BOOST_AUTO_TEST_SUITE(test_kernels_transformer_layers)
@@ -44,10 +44,9 @@ inline bool all_finite(const xt::xtensor<double, 3>& y) {
 namespace {
 
 namespace bdata = boost::unit_test::data;
-using Types = boost::mpl::list<float, double>;
+using Types = vl::verify::FloatTypes;
 
-template <class T>
-constexpr T kEps = std::numeric_limits<T>::epsilon();
+using vl::verify::kEps;
 
 constexpr std::size_t kD = 4, kHeads = 2;
 constexpr double kPhi1 = 0.8413447460685429;  // Φ(1), the standard normal CDF, from its tables
