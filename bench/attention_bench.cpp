@@ -12,6 +12,7 @@
 #include "kernels/reference/attention.hpp"
 #include "kernels/reference/feature_map.hpp"
 #include "kernels/fused/fused_attention.hpp"
+#include "kernels/fused/fused_attention_backward.hpp"
 #include "kernels/reference/linear_attention.hpp"
 #include "kernels/fused/linear_attention_fast.hpp"
 
@@ -109,6 +110,34 @@ void BM_attention_fused_avx512(benchmark::State& s) { fused<float>(s, false, 0, 
 void BM_attention_fused_batched(benchmark::State& s) { fused<float>(s, false, 0, -1, 4, 8); }
 void BM_attention_fused_batched_blas(benchmark::State& s) { fused<float>(s, false, 0, -2, 4, 8); }
 
+// The fused backward from the forward's saved O and lse (the part FlashAttention-2 times), one
+// head. "rate": FlashAttention-2's count (Dao 2023, §4.1), the backward as 2.5 × the forward's
+// 4·n²·d = 10·n²·d flops (five n × n × d products: S, dP, dV, dK, dQ), half of it causal, which
+// is also what our kernel computes (fused_attention_backward.hpp).
+template <class T>
+void fused_backward(benchmark::State& state, bool causal, std::size_t threads) {
+  const std::size_t n = state.range(0);
+  std::mt19937_64 g(1);
+  std::normal_distribution<double> nd;
+  xt::xtensor<T, 4> q = xt::xtensor<T, 4>::from_shape({1, 1, n, kD}), k = q, v = q, d_out = q;
+  for (auto* x : {&q, &k, &v, &d_out})
+    for (auto& e : *x) e = T(nd(g));
+  vl::AttentionOptions<T> o;
+  o.causal = causal;
+  vl::FusedConfig cfg;
+  cfg.threads = threads;
+  const auto saved = vl::fused_attention_saved<T>(q, k, v, o, cfg);
+  vl::FusedStats stats;
+  for (auto _ : state) benchmark::DoNotOptimize(vl::fused_attention_backward<T>(q, k, v, saved, d_out, o, cfg, &stats).dq.data());
+  set_rate(state, (causal ? 5.0 : 10.0) * n * n * kD);
+  state.counters["workspace_MiB"] = double(stats.workspace_bytes) / (1 << 20);
+  state.counters["threads"] = double(stats.threads);
+}
+void BM_attention_fused_backward(benchmark::State& s) { fused_backward<float>(s, false, 0); }
+void BM_attention_fused_backward_1thread(benchmark::State& s) { fused_backward<float>(s, false, 1); }
+void BM_attention_fused_backward_causal(benchmark::State& s) { fused_backward<float>(s, true, 0); }
+void BM_attention_fused_backward_f64(benchmark::State& s) { fused_backward<double>(s, false, 0); }
+
 // Causal linear attention, chunked form (chunk 64), φ = elu + 1 applied outside the timing.
 void BM_linear_chunked_xtensor(benchmark::State& state) {
   const std::size_t n = state.range(0);
@@ -170,6 +199,10 @@ BENCHMARK(BM_attention_fused_avx2)->Arg(4096)->Unit(benchmark::kMillisecond)->Me
 BENCHMARK(BM_attention_fused_avx512)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_fused_batched)->Arg(1024)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_fused_batched_blas)->Arg(1024)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_backward)->RangeMultiplier(2)->Range(1024, 4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_backward_1thread)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_backward_causal)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_backward_f64)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_linear_chunked_xtensor)->RangeMultiplier(4)->Range(4096, 262144)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_linear_chunked_fast)->RangeMultiplier(4)->Range(4096, 262144)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_sgemm_nxnxd)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();

@@ -2,6 +2,7 @@
 #include "backends/fused_backend.hpp"
 
 #include "kernels/fused/fused_attention.hpp"
+#include "kernels/fused/fused_attention_backward.hpp"
 #include "kernels/fused/linear_attention_fast.hpp"
 #include "kernels/reference/multi_head_attention.hpp"
 
@@ -28,6 +29,26 @@ AttentionResult<float, 4> FusedBackend::attention(const Tensor4<float>& q, const
                                                   const AttentionOptions<float>& o) const {
   return fused<float>(*this, q, k, v, o);
 }
+namespace {
+template <class T>
+AttentionGradients<T, 4> fused_backward(const FusedBackend& self, const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v,
+                                        const Tensor4<T>& d_out, const AttentionOptions<T>& o) {
+  // Weights or score stages asked of the forward are not returned by a backward: only a rounding changes it.
+  if (o.round) self.lacks(Need(Op::attention_backward, Option::storage_rounding), "the fused backward rounds nothing to a storage format");
+  if (o.softcap > 0) throw UnsupportedOption(Need(Op::attention_backward), "the fused backward does not differentiate a softcap's tanh");
+  return vl::fused_attention_backward<T>(q, k, v, d_out, o);
+}
+}  // namespace
+
+AttentionGradients<double, 4> FusedBackend::attention_backward(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                                               const Tensor4<double>& d_out, const AttentionOptions<double>& o) const {
+  return fused_backward<double>(*this, q, k, v, d_out, o);
+}
+AttentionGradients<float, 4> FusedBackend::attention_backward(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                                              const Tensor4<float>& d_out, const AttentionOptions<float>& o) const {
+  return fused_backward<float>(*this, q, k, v, d_out, o);
+}
+
 namespace {
 template <class T>
 MhaResult<T, 3> fused_mha(const FusedBackend& self, const ops::Tensor3Of<T>& query, const ops::Tensor3Of<T>& key,

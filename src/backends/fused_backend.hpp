@@ -14,7 +14,7 @@ class FusedBackend : public Backend {
   std::string name() const override { return "fused"; }
   std::string summary() const override {
     return "the kernels `lessons eval` runs: fused blocked attention and multi-head attention over it (no weights), "
-           "BLAS chunked linear attention";
+           "the fused backward, BLAS chunked linear attention";
   }
   bool ours() const override { return true; }
   /// float64 and float32 computed; bfloat16 and float16 stored (float32 arithmetic: StoredIn, in_precision.hpp).
@@ -22,13 +22,18 @@ class FusedBackend : public Backend {
     return {Precision::float64, Precision::float32, Precision::bfloat16, Precision::float16};
   }
   bool supports(Need need) const override {
-    return need == Need(Op::attention) || need == Need(Op::multi_head_attention) || need == Need(Op::linear_chunked);
+    return need == Need(Op::attention) || need == Need(Op::attention_backward) || need == Need(Op::multi_head_attention) ||
+           need == Need(Op::linear_chunked);
   }
 
   AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
                                        const AttentionOptions<double>& o) const override;
   AttentionResult<float, 4> attention(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
                                       const AttentionOptions<float>& o) const override;
+  AttentionGradients<double, 4> attention_backward(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
+                                                   const Tensor4<double>& d_out, const AttentionOptions<double>& o) const override;
+  AttentionGradients<float, 4> attention_backward(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v,
+                                                  const Tensor4<float>& d_out, const AttentionOptions<float>& o) const override;
   MhaResult<double, 3> multi_head_attention(const Tensor3& query, const Tensor3& key, const Tensor3& value,
                                            const MhaParameters<double>& p, std::size_t heads,
                                            const MhaOptions<double>& o) const override;

@@ -276,21 +276,21 @@ class Backends(unittest.TestCase):
         self.assertIn("plain (default):", r.stdout)
         self.assertIn("fused:", r.stdout)
         fused = r.stdout[r.stdout.index("fused:"):]
-        self.assertIn("operations: attention, multi-head-attention, linear-chunked", fused)
+        self.assertIn("operations: attention, attention-backward, multi-head-attention, linear-chunked", fused)
         self.assertIn("lacks:      attention-weights", fused)
         self.assertIn("multi-head-attention-weights", fused)
         self.assertIn("computes in: float64, float32, bfloat16, float16", fused)
 
     def test_fused_backend_reports_what_it_cannot_run(self):
-        # It has no backward: that claim is not applicable. It forms no weights: matches-torch is
+        # It has no positional encoding: that claim is not applicable. It forms no weights: matches-torch is
         # judged by its check that reads them from the outputs, and the report says which could not run.
         with tempfile.TemporaryDirectory() as d:
             j, x = os.path.join(d, "a.json"), os.path.join(d, "a.xml")
-            r = run("audit", "attention.matches-torch", "attention.backward-fd", "--backend", "fused", "--dtype", "float64",
+            r = run("audit", "attention.matches-torch", "positions.shift-is-rotation", "--backend", "fused", "--dtype", "float64",
                     "--json", j, "--junit", x)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-            self.assertIn("N/A     claim attention.backward-fd", r.stdout)
-            self.assertIn("not applicable: backend 'fused' has no attention-backward", r.stdout)
+            self.assertIn("N/A     claim positions.shift-is-rotation", r.stdout)
+            self.assertIn("not applicable: backend 'fused' has no positional-encoding", r.stdout)
             self.assertIn("PASS    claim attention.matches-torch", r.stdout)
             self.assertIn("not applicable: backend 'fused' has no attention-weights", r.stdout)
             self.assertIn("; the weights read from the outputs (one-hot values)'", r.stdout)
@@ -300,9 +300,9 @@ class Backends(unittest.TestCase):
                 report = json.load(f)
             self.assertEqual(report["not_applicable"], 1)
             self.assertTrue(report["provenance"]["backend"].startswith("fused"))
-            claims = {c["id"]: c for c in report["lessons"][0]["claims"]}
+            claims = {c["id"]: c for lesson in report["lessons"] for c in lesson["claims"]}
             self.assertEqual({k: c["status"] for k, c in claims.items()},
-                             {"attention.matches-torch": "passed", "attention.backward-fd": "not applicable"})
+                             {"attention.matches-torch": "passed", "positions.shift-is-rotation": "not applicable"})
             checks = claims["attention.matches-torch"]["checks"]
             self.assertIn("attention-weights", checks[0]["not_applicable"])
             self.assertEqual(checks[1]["not_applicable"], "")
@@ -327,7 +327,7 @@ class Backends(unittest.TestCase):
         self.assertNotIn("attention.score-std", r.stdout)
 
     def test_nothing_applicable_is_said_and_fails(self):
-        r = run("audit", "attention.backward-fd", "--backend", "fused", "--dtype", "float64")
+        r = run("audit", "positions.shift-is-rotation", "--backend", "fused", "--dtype", "float64")
         self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("-- nothing was checked: no claim or listing ran on backend fused", r.stdout)
         self.assertEqual(r.stdout.splitlines()[-1], "0 passed, 0 failed, 1 not applicable")

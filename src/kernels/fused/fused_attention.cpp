@@ -19,7 +19,7 @@ xt::xtensor<T, 2> fused_attention(const xt::xtensor<T, 2>& q, const xt::xtensor<
   // The same buffers seen as (1, 1, S, D): no copy.
   xt::xtensor<T, 2> out = xt::xtensor<T, 2>::from_shape({q.shape(0), v.shape(1)});
   detail::fused_core<FusedSteps, T>({1, 1, q.shape(0), q.shape(1)}, {1, 1, k.shape(0), k.shape(1)}, {1, 1, v.shape(0), v.shape(1)}, q.data(), k.data(),
-                v.data(), out.data(), options, config, stats);
+                v.data(), out.data(), nullptr, options, config, stats);
   return out;
 }
 

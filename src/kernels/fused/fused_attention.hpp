@@ -50,6 +50,11 @@ struct FusedConfig {
   /// widest the CPU runs, kernels/platform/vector_path.hpp), or BLAS (blas_products: for comparison).
   std::optional<VectorPath> path{};
   bool blas_products = false;
+  /// The backward (fused_attention_backward.hpp): key blocks dealt round-robin to this many lanes,
+  /// each a work item with its own dQ sums (a dQ-sized buffer for each lane after the first).
+  /// It bounds the backward's threads at B·Hkv·lanes; with the block sizes it fixes the order of
+  /// every sum, so that any number of threads gives the same bits.
+  std::size_t lanes = 2;
 };
 
 /// What one call did; the kernel fills it when given a pointer.

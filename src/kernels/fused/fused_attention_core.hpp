@@ -4,13 +4,10 @@
 // this header only to instantiate it with other steps.
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cmath>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include <fmt/core.h>
@@ -19,11 +16,11 @@
 #include "kernels/reference/attention.hpp"
 #include "kernels/fused/blas_gemm.hpp"
 #include "kernels/fused/block_gemm.hpp"
-#include "kernels/platform/blas_threads.hpp"
 #include "kernels/fused/fused_attention.hpp"
 #include "kernels/reference/gqa.hpp"
 #include "kernels/fused/online_softmax_block.hpp"
 #include "kernels/fused/softmax_rows.hpp"
+#include "kernels/fused/work_items.hpp"
 
 namespace vl {
 
@@ -69,6 +66,7 @@ struct Problem {
   const T* k;
   const T* v;
   T* out;
+  T* lse;  // (B, Hq, Sq): each row's log-sum-exp of its scores, for the backward; null: not saved
   std::optional<BroadcastView<bool>> allowed;
   std::optional<BroadcastView<T>> bias;
   FusedConfig config;
@@ -139,6 +137,19 @@ void mask_block(const Problem<T>& p, T* st, std::size_t ld, std::size_t b, std::
   }
 }
 
+// Batch b's queries and keys: query i sits at position i + offset; L valid keys (j < L); banded:
+// keys outside [lo_i, hi_i] other than the causal frontier are hidden (a window or a key length).
+struct Placement {
+  std::ptrdiff_t L, offset;
+  bool banded;
+};
+template <class T>
+Placement placement(const Problem<T>& p, std::size_t b) {
+  const std::ptrdiff_t L = p.kv_lengths ? std::ptrdiff_t((*p.kv_lengths)[b]) : std::ptrdiff_t(p.Sk);
+  const std::ptrdiff_t offset = p.first_query ? *p.first_query : p.bottom_right ? L - std::ptrdiff_t(p.Sq) : 0;
+  return {L, offset, p.left >= 0 || p.right >= 0 || L < std::ptrdiff_t(p.Sk)};
+}
+
 // One work item: batch b, query head h, query rows [i0, i1).
 template <class Steps, class T>
 void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_t h, std::size_t i0, std::size_t i1,
@@ -163,14 +174,10 @@ void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_
 
   const std::size_t bk = c.block_k;
   const std::size_t n_blocks = Steps::key_blocks(Sk, bk);
-  // Query i sits at position i + offset; L valid keys (j < L).
-  const std::ptrdiff_t L = p.kv_lengths ? std::ptrdiff_t((*p.kv_lengths)[b]) : std::ptrdiff_t(Sk);
-  const std::ptrdiff_t offset = p.first_query ? *p.first_query : p.bottom_right ? L - std::ptrdiff_t(p.Sq) : 0;
+  const auto [L, offset, banded] = placement(p, b);
   // The last key any row of this block may see (causal): (i1 − 1) + offset.
   const std::ptrdiff_t last_visible = std::ptrdiff_t(i1) - 1 + offset;
   const std::ptrdiff_t first_row_limit = std::ptrdiff_t(i0) + offset;  // keys ≤ this are seen by every row
-  // Keys outside [lo_i, hi_i] other than the causal frontier: the window and the key length.
-  const bool banded = p.left >= 0 || p.right >= 0 || L < std::ptrdiff_t(Sk);
   for (std::size_t kb = 0; kb < n_blocks; ++kb) {
     const std::size_t j0 = kb * bk, j1 = std::min(j0 + bk, Sk), cols = j1 - j0;
     if (p.causal && Steps::causal_block_hidden(std::ptrdiff_t(j0), last_visible, bk)) {  // and every later one
@@ -196,6 +203,8 @@ void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_
     else block_gemm(p.path, true, true, rows, Dv, cols, st, ld, v + j0 * Dv, Dv, acc, Dv);
   }
   T* out = p.out + ((b * p.Hq + h) * p.Sq + i0) * Dv;
+  if (p.lse)
+    for (std::size_t r = 0; r < rows; ++r) p.lse[(b * p.Hq + h) * p.Sq + i0 + r] = Steps::row_lse(w.m[r], w.l[r]);
   for (std::size_t r = 0; r < rows; ++r) {
     const T l = w.l[r];
     if (l > T(0)) {
@@ -209,19 +218,14 @@ void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_
   }
 }
 
-// The kernel on contiguous row-major buffers (no copy of the inputs): q (B, Hq, Sq, D),
-// k (B, Hkv, Sk, D), v (B, Hkv, Sk, Dv) → out (B, Hq, Sq, Dv), already allocated.
-template <class Steps, class T>
-void fused_core(const std::array<std::size_t, 4>& qs, const std::array<std::size_t, 4>& ks, const std::array<std::size_t, 4>& vs,
-                const T* qd, const T* kd, const T* vd, T* outd, const AttentionOptions<T>& options, const FusedConfig& config,
-                FusedStats* stats) {
+// The problem's shapes, options and masks, checked as vl::attention checks them; the buffers
+// are left for the caller to set.
+template <class T>
+Problem<T> make_problem(const std::array<std::size_t, 4>& qs, const std::array<std::size_t, 4>& ks, const std::array<std::size_t, 4>& vs,
+                        const AttentionOptions<T>& options, const FusedConfig& config) {
   const std::size_t B = qs[0], Hq = qs[1], Sq = qs[2], D = qs[3];
   const std::size_t Hkv = ks[1], Sk = ks[2], Dv = vs[3];
   check_attention_inputs(qs, ks, vs, options.kv_lengths);  // the rules vl::attention checks (kernels/reference/attention.hpp)
-  if (options.return_weights) throw std::invalid_argument("fused_attention: the weights are never formed (use vl::attention)");
-  if (options.return_scores)
-    throw std::invalid_argument("fused_attention: the score intermediates are never formed (use vl::attention)");
-  if (options.round) throw std::invalid_argument("fused_attention: no storage rounding (use vl::attention)");
   if (config.block_q == 0 || config.block_k == 0) throw std::invalid_argument("fused_attention: block sizes must be >= 1");
 
   Problem<T> p{};
@@ -233,54 +237,56 @@ void fused_core(const std::array<std::size_t, 4>& qs, const std::array<std::size
   p.left = options.left_window, p.right = options.right_window;
   p.first_query = options.first_query;
   p.kv_lengths = options.kv_lengths ? &*options.kv_lengths : nullptr;
-  p.q = qd, p.k = kd, p.v = vd;
   p.config = config;
   p.path = config.path.value_or(selected_vector_path());
   if (!cpu_runs(p.path)) throw std::invalid_argument(fmt::format("fused_attention: this CPU cannot run the {} path", vector_path_name(p.path)));
   const Shape4 target{B, Hq, Sq, Sk};
   if (options.allowed) p.allowed = broadcast_view(*options.allowed, target, "boolean");
   if (options.bias) p.bias = broadcast_view(*options.bias, target, "additive");
+  return p;
+}
 
-  p.out = outd;
+// The kernel on contiguous row-major buffers (no copy of the inputs): q (B, Hq, Sq, D),
+// k (B, Hkv, Sk, D), v (B, Hkv, Sk, Dv) → out (B, Hq, Sq, Dv), already allocated; and, where
+// lse is not null, each row's log-sum-exp into lse (B, Hq, Sq).
+template <class Steps, class T>
+void fused_core(const std::array<std::size_t, 4>& qs, const std::array<std::size_t, 4>& ks, const std::array<std::size_t, 4>& vs,
+                const T* qd, const T* kd, const T* vd, T* outd, T* lse, const AttentionOptions<T>& options, const FusedConfig& config,
+                FusedStats* stats) {
+  if (options.return_weights) throw std::invalid_argument("fused_attention: the weights are never formed (use vl::attention)");
+  if (options.return_scores)
+    throw std::invalid_argument("fused_attention: the score intermediates are never formed (use vl::attention)");
+  if (options.round) throw std::invalid_argument("fused_attention: no storage rounding (use vl::attention)");
+  Problem<T> p = make_problem<T>(qs, ks, vs, options, config);
+  p.q = qd, p.k = kd, p.v = vd, p.out = outd, p.lse = lse;
+  const std::size_t B = p.B, Hq = p.Hq, Sq = p.Sq, D = p.D, Sk = p.Sk, Dv = p.Dv;
 
   const std::size_t q_blocks = (Sq + config.block_q - 1) / config.block_q;
   const std::size_t items = B * Hq * q_blocks;
-  std::size_t threads = config.threads ? config.threads : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::max<std::size_t>(1, std::min(threads, items));
+  const std::size_t threads = worker_count(config.threads, items);
   const std::size_t bq = std::min(config.block_q, Sq), bk = std::min(config.block_k, Sk);
 
-  std::atomic<std::size_t> next{0};
-  std::atomic<std::size_t> workspace_bytes{0};
-  std::mutex m;
+  std::size_t workspace_bytes = 0;
   Counters total;
-  auto worker = [&] {
-    Workspace<T> w(bq, bk, Dv, D, !config.blas_products);
-    workspace_bytes += w.bytes();
+  struct State {
+    Workspace<T> w;
     Counters counters;
-    for (std::size_t item = next++; item < items; item = next++) {
-      // Causal: the last query blocks see the most keys; taken first, so that no thread is left
-      // with a long one while the others have finished (each item's result does not depend on
-      // which thread computes it, or when).
-      const std::size_t qb = p.causal ? q_blocks - 1 - item % q_blocks : item % q_blocks, bh = item / q_blocks;
-      const std::size_t i0 = qb * config.block_q, i1 = std::min(i0 + config.block_q, Sq);
-      detail::query_block<Steps>(p, w, bh / Hq, bh % Hq, i0, i1, counters);
-    }
-    std::lock_guard lock(m);
-    total.computed += counters.computed;
-    total.skipped += counters.skipped;
   };
-  if (items > 0) {
-    blas::SingleThreaded single;
-    if (threads == 1) {
-      worker();
-    } else {
-      std::vector<std::thread> pool;
-      pool.reserve(threads - 1);
-      for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-      worker();
-      for (auto& t : pool) t.join();
-    }
-  }
+  run_work_items(
+      threads, items, [&] { return State{Workspace<T>(bq, bk, Dv, D, !config.blas_products), {}}; },
+      [&](State& s, std::size_t item) {
+        // Causal: the last query blocks see the most keys; taken first, so that no thread is left
+        // with a long one while the others have finished (each item's result does not depend on
+        // which thread computes it, or when).
+        const std::size_t qb = p.causal ? q_blocks - 1 - item % q_blocks : item % q_blocks, bh = item / q_blocks;
+        const std::size_t i0 = qb * config.block_q, i1 = std::min(i0 + config.block_q, Sq);
+        detail::query_block<Steps>(p, s.w, bh / Hq, bh % Hq, i0, i1, s.counters);
+      },
+      [&](State& s) {
+        workspace_bytes += s.w.bytes();
+        total.computed += s.counters.computed;
+        total.skipped += s.counters.skipped;
+      });
   if (stats) {
     stats->workspace_bytes = workspace_bytes;
     stats->output_bytes = B * Hq * Sq * Dv * sizeof(T);
@@ -299,7 +305,7 @@ xt::xtensor<T, 4> fused_attention_with(const xt::xtensor<T, 4>& q, const xt::xte
                                        const AttentionOptions<T>& options, const FusedConfig& config, FusedStats* stats = nullptr) {
   auto shape = [](const auto& x) { return std::array<std::size_t, 4>{x.shape(0), x.shape(1), x.shape(2), x.shape(3)}; };
   xt::xtensor<T, 4> out = xt::xtensor<T, 4>::from_shape({q.shape(0), q.shape(1), q.shape(2), v.shape(3)});
-  detail::fused_core<Steps, T>(shape(q), shape(k), shape(v), q.data(), k.data(), v.data(), out.data(), options, config, stats);
+  detail::fused_core<Steps, T>(shape(q), shape(k), shape(v), q.data(), k.data(), v.data(), out.data(), nullptr, options, config, stats);
   return out;
 }
 

@@ -1,9 +1,12 @@
 #pragma once
-// The three steps of the fused kernel (fused_attention.hpp) that decide which key blocks a
-// query block visits and how a block's terms join the running softmax. The kernel is a
-// template over them (fused_attention_core.hpp); FusedSteps is the one it ships with, and the
-// only one compiled into the library. The lessons instantiate the kernel with their own steps
-// to show that their checks catch a kernel that gets one of these wrong.
+// The steps of the fused kernel (fused_attention.hpp) that decide which key blocks a query
+// block visits and how a block's terms join the running softmax, and those of its backward
+// (fused_attention_backward.hpp) that save the softmax for it, choose the blocks it recomputes
+// and sum a group's query heads. The kernels are templates over them (fused_attention_core.hpp,
+// fused_attention_backward_core.hpp); FusedSteps is the one they ship with, and the only one
+// compiled into the library. The lessons instantiate the kernels with their own steps to show
+// that their checks catch a kernel that gets one of these wrong.
+#include <cmath>
 #include <cstddef>
 
 #include "kernels/fused/softmax_rows.hpp"
@@ -28,6 +31,23 @@ struct FusedSteps {
     l = l * alpha + sum;
     if (alpha != T(1)) row_scale(acc, dv, alpha);
   }
+
+  /// What the forward saves of a row's softmax for the backward: lse = m + ln l, so that a
+  /// weight is recomputed as exp(s − lse). A row with no visible key (l = 0) saves −∞.
+  template <class T>
+  static T row_lse(T m, T l) {
+    return m + std::log(l);
+  }
+
+  /// The backward's causal skip: as the forward's (a key block after the query block's last
+  /// visible key contributes nothing to it, in either direction).
+  static bool backward_block_hidden(std::ptrdiff_t block_start, std::ptrdiff_t last_visible, std::size_t block_k) {
+    return causal_block_hidden(block_start, last_visible, block_k);
+  }
+
+  /// Query heads whose dK, dV terms a key/value head sums: all `group` of them (grouped-query
+  /// attention: Hq / Hkv query heads read each key/value head).
+  static std::size_t heads_summed(std::size_t group) { return group; }
 };
 
 }  // namespace vl

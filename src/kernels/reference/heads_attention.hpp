@@ -60,12 +60,13 @@ inline void check_heads_config(const HeadsConfig& c, const HeadsShapes& shapes) 
                                               c.d_model));
 }
 
-/// The options every head runs with: the seed's scale 1/√hd (in T), its causal mask, weights.
+/// The options every head runs with: the seed's scale 1/√hd (in T), its causal mask, its weights
+/// (unless `weights` is false: a loss that reads the output alone).
 template <class T>
-AttentionOptions<T> heads_options(const HeadsConfig& c) {
+AttentionOptions<T> heads_options(const HeadsConfig& c, bool weights = true) {
   AttentionOptions<T> o;
   o.causal = c.causal;
-  o.return_weights = true;
+  o.return_weights = weights;
   o.scale = T(1) / std::sqrt(static_cast<T>(c.d_model / c.num_heads));
   return o;
 }
@@ -76,12 +77,14 @@ HeadsShapes shapes_of(const xt::xtensor<T, 2>& q, const xt::xtensor<T, 2>& k, co
 }
 
 /// attend(q4, k4, v4, options) → AttentionResult<T, 4>: the scaled dot-product attention to use.
+/// weights false: the output alone (HeadsOutput::weights left empty), for an attention that forms none.
 template <class T, class Attend>
 HeadsOutput<T> heads_forward(const Attend& attend, const xt::xtensor<T, 2>& q, const xt::xtensor<T, 2>& k, const xt::xtensor<T, 2>& v,
-                             const HeadsConfig& c) {
+                             const HeadsConfig& c, bool weights = true) {
   check_heads_config(c, shapes_of(q, k, v));
   const std::size_t H = c.num_heads;
-  const AttentionResult<T, 4> r = attend(split_heads<T>(q, H), split_heads<T>(k, H), split_heads<T>(v, H), heads_options<T>(c));
+  const AttentionResult<T, 4> r = attend(split_heads<T>(q, H), split_heads<T>(k, H), split_heads<T>(v, H), heads_options<T>(c, weights));
+  if (!weights) return {merge_heads_2d<T>(r.output), {}};
   return {merge_heads_2d<T>(r.output), xt::view(r.weights, 0)};
 }
 

@@ -36,6 +36,7 @@ std::vector<ClaimCheck> module_checks();   // seed 002's module: its values agai
 std::vector<ClaimCheck> gradient_checks();
 std::vector<ClaimCheck> cost_checks();
 std::vector<ClaimCheck> fused_checks();
+std::vector<ClaimCheck> fused_backward_checks();
 std::vector<ClaimCheck> table1_checks();
 std::vector<ClaimCheck> try_it_checks();
 std::vector<ClaimCheck> refuted_checks();  // the seeds' sentences shown wrong (spec: refutes:)

@@ -74,8 +74,8 @@ xt::xtensor<float, 2> fixture_loss_gradient();
 /// Seed 002's module (kernels/reference/heads_attention.hpp) over a backend's attention / backward.
 template <class T>
 HeadsOutput<T> heads_forward_on(const backends::Backend& b, const xt::xtensor<T, 2>& q, const xt::xtensor<T, 2>& k,
-                                const xt::xtensor<T, 2>& v, const HeadsConfig& c) {
-  return heads_forward<T>([&](const auto&... a) { return b.attention(a...); }, q, k, v, c);
+                                const xt::xtensor<T, 2>& v, const HeadsConfig& c, bool weights = true) {
+  return heads_forward<T>([&](const auto&... a) { return b.attention(a...); }, q, k, v, c, weights);
 }
 template <class T>
 HeadsGradients<T> heads_backward_on(const backends::Backend& b, const xt::xtensor<T, 2>& q, const xt::xtensor<T, 2>& k,

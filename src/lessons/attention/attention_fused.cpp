@@ -23,6 +23,7 @@
 #include "ops/causal_mask.hpp"
 #include "lessons/attention/attention.hpp"
 #include "lessons/attention/attention_common.hpp"
+#include "lessons/attention/fused_cases.hpp"
 
 namespace vl::lessons::attention {
 
@@ -190,53 +191,13 @@ Measurement exp_accuracy(const CheckContext&) {
 // ---------------------------------------------------------------------------------------------
 // fused vs plain.
 
-struct FusedCase {
-  std::array<std::size_t, 4> q, k, v;
-  bool causal = false;
-  CausalAlignment alignment = CausalAlignment::top_left;
-  bool allowed = false, bias = false;
-  double softcap = 0;
-};
-
-// Shapes, masks and alignments for the float64 agreement: n not a multiple of the blocks, Sq < Sk
-// and Sq > Sk in both alignments, GQA and MQA, a bool mask with a fully masked row, an additive
-// mask with −∞, softcap.
-std::vector<FusedCase> fused_cases_f64() {
-  using A = CausalAlignment;
-  return {
-      {{1, 1, 300, 16}, {1, 1, 300, 16}, {1, 1, 300, 8}},
-      {{2, 2, 129, 8}, {2, 2, 129, 8}, {2, 2, 129, 8}, true},
-      {{1, 2, 70, 8}, {1, 2, 130, 8}, {1, 2, 130, 5}, true, A::top_left},
-      {{1, 2, 70, 8}, {1, 2, 130, 8}, {1, 2, 130, 5}, true, A::bottom_right},
-      {{1, 2, 130, 8}, {1, 2, 70, 8}, {1, 2, 70, 5}, true, A::bottom_right},
-      {{1, 2, 130, 8}, {1, 2, 70, 8}, {1, 2, 70, 5}, true, A::top_left},
-      {{2, 4, 65, 8}, {2, 2, 97, 8}, {2, 2, 97, 8}, false, A::top_left, true},
-      {{1, 3, 50, 8}, {1, 1, 77, 8}, {1, 1, 77, 4}, true, A::bottom_right, true, true},
-      {{1, 1, 90, 8}, {1, 1, 90, 8}, {1, 1, 90, 8}, true, A::top_left, false, true, 5.0},
-  };
-}
 
 // max |fused − plain| for each block configuration (the plain kernel run once), and max |v|.
 template <class Steps, class T>
 std::pair<std::vector<double>, double> fused_vs_plain_all(const FusedCase& c, const std::vector<FusedConfig>& configs,
                                                           std::uint64_t seed) {
   numpy::Generator rng(seed);
-  const auto q = draw4_as<T>(rng, c.q), k = draw4_as<T>(rng, c.k), v = draw4_as<T>(rng, c.v);
-  AttentionOptions<T> o;
-  o.causal = c.causal;
-  o.alignment = c.alignment;
-  o.softcap = T(c.softcap);
-  if (c.allowed) {
-    xt::xarray<bool> a = xt::xarray<bool>::from_shape({c.q[2], c.k[2]});
-    for (auto& e : a) e = rng.random() < 0.7;
-    xt::view(a, 1, xt::all()) = false;  // a query that may see nothing: zeros
-    o.allowed = a;
-  }
-  if (c.bias) {
-    xt::xarray<T> b = xt::cast<T>(xt::view(rng.standard_normal(1, c.k[2]), 0, xt::all()));
-    b(0) = -std::numeric_limits<T>::infinity();
-    o.bias = b;
-  }
+  const auto [q, k, v, o] = draw_fused_case<T>(c, rng);
   const auto ref = vl::attention<T>(q, k, v, o).output;
   std::vector<double> diffs;
   for (const auto& config : configs) diffs.push_back(max_abs_diff(fused_attention_with<Steps, T>(q, k, v, o, config), ref));

@@ -140,7 +140,7 @@ Measurement backward_matches_torch(const CheckContext& ctx) {
 
 // The seed's loss, in float32 as the seed computes it: total += g_x · out_x, x = 0 … 11.
 float fixture_loss(const backends::Backend& b, const Fixture& f) {
-  const auto r = heads_forward_on<float>(b, f.q, f.k, f.v, HeadsConfig{4, 2, 0.0f, false});
+  const auto r = heads_forward_on<float>(b, f.q, f.k, f.v, HeadsConfig{4, 2, 0.0f, false}, /*weights=*/false);  // L reads O alone
   const auto g = fixture_loss_gradient();
   float total = 0;
   for (std::size_t x = 0; x < 12; ++x) total = total + g.flat(x) * r.output.flat(x);

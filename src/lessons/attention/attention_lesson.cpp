@@ -16,7 +16,7 @@ Lesson lesson() {
       {"attention.heads", "vl::lessons::attention::listing_heads", listing_heads},
       {"attention.cost", "vl::lessons::attention::listing_cost", listing_cost},
   };
-  for (auto section : {lookup_checks, scale_checks, heads_checks, module_checks, gradient_checks, cost_checks, table1_checks, fused_checks, try_it_checks, refuted_checks})
+  for (auto section : {lookup_checks, scale_checks, heads_checks, module_checks, gradient_checks, cost_checks, table1_checks, fused_checks, fused_backward_checks, try_it_checks, refuted_checks})
     for (auto& check : section()) l.checks.push_back(std::move(check));
   // The claims about the weights, judged also through the outputs alone (lessons/outputs_only.hpp).
   add_outputs_only(l, {"attention.weights-distribution", "attention.matches-torch", "attention.mha-matches-torch",

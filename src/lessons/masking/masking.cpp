@@ -98,10 +98,10 @@ ListingOutput listing_main(const ListingContext& ctx) {
 
 namespace {
 
-struct Case {
+struct FixedShape {  // one of the fixed sweep's shapes: batch, heads, sequence length, head size
   std::size_t b, h, s, d;
 };
-const std::vector<Case> kCases = {{1, 1, 1, 4}, {1, 1, 2, 3}, {2, 3, 5, 4}, {1, 4, 8, 4}, {3, 2, 13, 8}, {1, 1, 32, 16}};
+const std::vector<FixedShape> kCases = {{1, 1, 1, 4}, {1, 1, 2, 3}, {2, 3, 5, 4}, {1, 4, 8, 4}, {3, 2, 13, 8}, {1, 1, 32, 16}};
 
 // The operation's options: no mask; the causal mask of an alignment; the weights returned too.
 AttentionOptions<double> unmasked() { return {}; }
@@ -130,7 +130,7 @@ Measurement masked_weights_zero(const CheckContext& ctx) {
   double worst_sum = 0, worst_leak = 0;
   std::size_t leaks = 0, rows = 0;
   std::string where = "none";
-  for (const Case& c : kCases) {
+  for (const FixedShape& c : kCases) {
     // float16's largest is 65504: there q, k scaled by 60 give scores up to about 2·10⁴, still past
     // the −10⁴ of a finite fill (its control), where 10⁵ would overflow the inputs themselves.
     const double large = ctx.precision == Precision::float16 ? 60.0 : 1e5;
@@ -175,7 +175,7 @@ Measurement first_position_self(const CheckContext& ctx) {
   double worst = 0;
   std::string where = "exact";
   std::size_t checked = 0;
-  for (const Case& c : kCases) {
+  for (const FixedShape& c : kCases) {
     for (std::size_t sk : {c.s, c.s + 3}) {  // Sq = Sk, and Sq < Sk top-left
       const Inputs in = draw_inputs(c.b, c.h, c.s, sk, c.d, 200 + c.s);
       const auto r = ctx.backend.attention(in.q, in.k, in.v, with_weights(causal(CausalAlignment::top_left)));
@@ -202,7 +202,7 @@ Measurement prefix_unchanged(const CheckContext& ctx) {
   double worst = 0;
   bool later_moved = true, unmasked_all_moved = true;
   std::string where = "prefixes unchanged", why_not;
-  for (const Case& c : kCases) {
+  for (const FixedShape& c : kCases) {
     if (c.s < 2) continue;
     const Inputs a = draw_inputs(c.b, c.h, c.s, c.s, c.d, 300 + c.s);
     const Inputs fresh = draw_inputs(c.b, c.h, c.s, c.s, c.d, 400 + c.s);
@@ -247,7 +247,7 @@ Measurement one_pass_equals_decoding(const CheckContext& ctx) {
   double worst = 0;
   std::string where = "equal";
   std::size_t steps = 0;
-  for (const Case& c : kCases) {
+  for (const FixedShape& c : kCases) {
     const Inputs in = draw_inputs(c.b, c.h, c.s, c.s, c.d, 500 + c.s);
     const double unit = agreement_unit(ctx, in);
     const auto full = ctx.backend.attention(in.q, in.k, in.v, causal());
@@ -269,7 +269,7 @@ Measurement alignment(const CheckContext& ctx) {
   // causal pass; the FIRST r queries with top-left alignment reproduce its first r rows.
   double worst = 0;
   std::string where = "equal";
-  for (const Case& c : kCases) {
+  for (const FixedShape& c : kCases) {
     if (c.s < 3) continue;
     const Inputs in = draw_inputs(c.b, c.h, c.s, c.s, c.d, 600 + c.s);
     const double unit = agreement_unit(ctx, in);

@@ -1,0 +1,46 @@
+#pragma once
+// The fused kernels' threads: work items 0 … items−1 handed out one at a time, in order, to
+// `threads` workers (the calling thread is one of them), each with state of its own made once.
+// Which worker takes an item, or when, changes nothing in a result as long as an item writes
+// only its own part of the output: the kernels' results are the same bits on any thread count.
+// OpenBLAS is kept single-threaded meanwhile (kernels/platform/blas_threads.hpp): its own pool
+// would spin on the same cores.
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "kernels/platform/blas_threads.hpp"
+
+namespace vl {
+
+/// Threads for `items` items: `requested` (0: the machine's), at least 1, at most items.
+inline std::size_t worker_count(std::size_t requested, std::size_t items) {
+  const std::size_t t = requested ? requested : std::max(1u, std::thread::hardware_concurrency());
+  return std::max<std::size_t>(1, std::min(t, items));
+}
+
+/// For each worker: state = make_state(); body(state, item) for the items it takes; then
+/// finish(state), one worker at a time (to add up its counters). Returns when all are done.
+template <class MakeState, class Body, class Finish>
+void run_work_items(std::size_t threads, std::size_t items, MakeState make_state, Body body, Finish finish) {
+  if (items == 0) return;
+  std::atomic<std::size_t> next{0};
+  std::mutex finishing;
+  auto worker = [&] {
+    auto state = make_state();
+    for (std::size_t item = next++; item < items; item = next++) body(state, item);
+    std::lock_guard lock(finishing);
+    finish(state);
+  };
+  blas::SingleThreaded single;
+  std::vector<std::thread> pool;
+  pool.reserve(threads - 1);
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace vl
