@@ -2,11 +2,11 @@
 
 // The reference kernels are deterministic: the same inputs give bit-identical outputs on
 // repeated runs, and with OpenBLAS on 1 or 2 threads (set through openblas_set_num_threads,
-// found with dlsym so that the test also links against another BLAS, where it is skipped) —
+// looked up in the library opened on demand, kernels/platform/blas_library.hpp; absent there, skipped) —
 // unless the BLAS itself is not reproducible across thread counts on this CPU (probed below),
 // where the kernels built on its GEMM are compared within rounding instead.
 // The sizes are large enough for OpenBLAS to split its GEMMs over threads.
-#include <dlfcn.h>
+#include "kernels/platform/blas_library.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -33,8 +33,9 @@ namespace {
 using SetThreads = void (*)(int);
 using GetThreads = int (*)();
 
-SetThreads set_threads() { return reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")); }
-GetThreads get_threads() { return reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")); }
+// OpenBLAS is opened on demand (kernels/platform/blas_library.hpp): asking opens it.
+SetThreads set_threads() { return reinterpret_cast<SetThreads>(vl::blas::symbol("openblas_set_num_threads")); }
+GetThreads get_threads() { return reinterpret_cast<GetThreads>(vl::blas::symbol("openblas_get_num_threads")); }
 
 template <class T, std::size_t N>
 xt::xtensor<T, N> uniform(std::mt19937_64& gen, const std::array<std::size_t, N>& shape) {

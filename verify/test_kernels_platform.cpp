@@ -10,12 +10,13 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
-#include <dlfcn.h>
 
 #include "kernels/fused/blas_gemm.hpp"
+#include "kernels/platform/blas_library.hpp"
 #include "kernels/platform/blas_threads.hpp"
 #include "kernels/platform/multiply_add.hpp"
 #include "kernels/platform/vector_path.hpp"
@@ -186,10 +187,22 @@ BOOST_AUTO_TEST_CASE(avx512_multiply_add_rounds_once) {
 // when that count was 1), and BLAS products still right inside it and after it, when OpenBLAS
 // starts its pool again. Integer matrices with small entries: every product and sum exact, so
 // the result must equal the triple loop exactly, whatever order BLAS adds in.
+// The library opened on demand: once opened, its routines and OpenBLAS's own functions are found;
+// a name it lacks is null, not an error.
+BOOST_AUTO_TEST_CASE(blas_library_opened_on_demand) {
+  BOOST_TEST(vl::blas::library() != nullptr);
+  BOOST_TEST(vl::blas::loaded());
+  BOOST_TEST(vl::blas::symbol("cblas_dgemm") != nullptr);
+  BOOST_TEST(vl::blas::symbol("openblas_get_corename") != nullptr);
+  BOOST_TEST(vl::blas::symbol("vl_no_such_routine") == nullptr);
+  BOOST_TEST(std::string(vl::blas::library_name()).find("openblas") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(single_threaded_blas_for_its_lifetime) {
   static_assert(!std::is_copy_constructible_v<vl::blas::SingleThreaded> && !std::is_copy_assignable_v<vl::blas::SingleThreaded>);
-  const auto get = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
-  const auto set = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  // OpenBLAS is opened on demand (kernels/platform/blas_library.hpp): opened here, as the kernels would.
+  const auto get = reinterpret_cast<int (*)()>(vl::blas::symbol("openblas_get_num_threads"));
+  const auto set = reinterpret_cast<void (*)(int)>(vl::blas::symbol("openblas_set_num_threads"));
   if (!get || !set) {
     BOOST_TEST_MESSAGE("SingleThreaded: not run, OpenBLAS's thread controls are not in this process");
     return;

@@ -160,6 +160,32 @@ class Eval(unittest.TestCase):
             np.testing.assert_allclose(np.load(self.path("o.npy")), ref, rtol=0, atol=1e-12, err_msg=str(form))
 
 
+class OpenBlasOnDemand(unittest.TestCase):
+    """OpenBLAS is opened by the first BLAS call, not at start (src/kernels/platform/blas_library.hpp):
+    the fused attention never calls it, so its process never loads it; linear attention's chunked
+    form does. The dynamic loader's own log (LD_DEBUG=files) says which files it loaded and why."""
+
+    def loaded_files(self, *args):
+        d = tempfile.mkdtemp(prefix="vl_blas_")
+        rng = np.random.default_rng(3)
+        paths = []
+        for name in "qkv":
+            paths.append(os.path.join(d, f"{name}.npy"))
+            np.save(paths[-1], rng.standard_normal((16, 8)).astype(np.float32))
+        r = subprocess.run([LESSONS, *args, "--q", paths[0], "--k", paths[1], "--v", paths[2], "--out", os.path.join(d, "o.npy")],
+                           capture_output=True, text=True, timeout=300, env={**os.environ, "LD_DEBUG": "files"})
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assertIn("file=libstdc++", r.stderr)  # the log is there: an absent line below means not loaded
+        return r.stderr
+
+    def test_fused_attention_never_loads_openblas(self):
+        self.assertNotIn("libopenblas", self.loaded_files("eval", "attention"))
+
+    def test_a_blas_path_loads_it_when_it_runs(self):
+        log = self.loaded_files("eval", "linear-attention", "--form", "chunked", "--chunk", "4")
+        self.assertRegex(log, r"file=libopenblas\.so\.0 \[0\];  dynamically loaded by ")
+
+
 class PositionalEncoding(unittest.TestCase):
     def test_against_numpy(self):
         out = os.path.join(tempfile.mkdtemp(prefix="vl_pe_"), "pe.npy")

@@ -191,7 +191,7 @@ AttentionGradients<T, 4> fused_attention_backward_with(const xt::xtensor<T, 4>& 
   const std::size_t items = B * Hkv * lanes;
   const std::size_t threads = worker_count(config.threads, items);
   run_work_items(
-      threads, items, make_state,
+      threads, items, /*calls_blas=*/false, make_state,
       [&](State& s, std::size_t item) {
         const std::size_t lane = item % lanes, bh = item / lanes;
         T* dq_lane = lane == 0 ? g.dq.data() : more_lanes.data() + (lane - 1) * g.dq.size();

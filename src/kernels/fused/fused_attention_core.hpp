@@ -273,7 +273,7 @@ void fused_core(const std::array<std::size_t, 4>& qs, const std::array<std::size
     Counters counters;
   };
   run_work_items(
-      threads, items, [&] { return State{Workspace<T>(bq, bk, Dv, D, !config.blas_products), {}}; },
+      threads, items, config.blas_products, [&] { return State{Workspace<T>(bq, bk, Dv, D, !config.blas_products), {}}; },
       [&](State& s, std::size_t item) {
         // Causal: the last query blocks see the most keys; taken first, so that no thread is left
         // with a long one while the others have finished (each item's result does not depend on

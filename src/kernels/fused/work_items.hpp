@@ -4,7 +4,7 @@
 // Which worker takes an item, or when, changes nothing in a result as long as an item writes
 // only its own part of the output: the kernels' results are the same bits on any thread count.
 // OpenBLAS is kept single-threaded meanwhile (kernels/platform/blas_threads.hpp): its own pool
-// would spin on the same cores.
+// would spin on the same cores; `calls_blas`: the items call BLAS (it is opened first).
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -25,7 +25,7 @@ inline std::size_t worker_count(std::size_t requested, std::size_t items) {
 /// For each worker: state = make_state(); body(state, item) for the items it takes; then
 /// finish(state), one worker at a time (to add up its counters). Returns when all are done.
 template <class MakeState, class Body, class Finish>
-void run_work_items(std::size_t threads, std::size_t items, MakeState make_state, Body body, Finish finish) {
+void run_work_items(std::size_t threads, std::size_t items, bool calls_blas, MakeState make_state, Body body, Finish finish) {
   if (items == 0) return;
   std::atomic<std::size_t> next{0};
   std::mutex finishing;
@@ -35,7 +35,7 @@ void run_work_items(std::size_t threads, std::size_t items, MakeState make_state
     std::lock_guard lock(finishing);
     finish(state);
   };
-  blas::SingleThreaded single;
+  blas::SingleThreaded single(calls_blas);
   std::vector<std::thread> pool;
   pool.reserve(threads - 1);
   for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);

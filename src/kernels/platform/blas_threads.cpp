@@ -1,16 +1,16 @@
-// OpenBLAS's thread controls, looked up at run time (see blas_threads.hpp).
+// OpenBLAS's thread controls, looked up in the library (see blas_threads.hpp).
 #include "kernels/platform/blas_threads.hpp"
 
-#include <dlfcn.h>
+#include "kernels/platform/blas_library.hpp"
 
 namespace vl::blas {
 
-SingleThreaded::SingleThreaded() {
-  // The program's own handle: dlsym on it searches the program and the libraries it loaded.
-  static void* const program = dlopen(nullptr, RTLD_LAZY);
-  static const auto get = reinterpret_cast<int (*)()>(dlsym(program, "openblas_get_num_threads"));
-  static const auto set = reinterpret_cast<void (*)(int)>(dlsym(program, "openblas_set_num_threads"));
-  static const auto shutdown = reinterpret_cast<int (*)()>(dlsym(program, "blas_thread_shutdown_"));
+SingleThreaded::SingleThreaded(bool will_call_blas) {
+  // Not opened and not about to be: no pool runs, nothing to stop (and nothing to open).
+  if (!will_call_blas && !loaded()) return;
+  static const auto get = reinterpret_cast<int (*)()>(symbol("openblas_get_num_threads"));
+  static const auto set = reinterpret_cast<void (*)(int)>(symbol("openblas_set_num_threads"));
+  static const auto shutdown = reinterpret_cast<int (*)()>(symbol("blas_thread_shutdown_"));
   if (!get || !set) return;
   set_ = set;
   saved_ = get();

@@ -1,6 +1,7 @@
 #pragma once
 // OpenBLAS on one thread, its idle pool shut down, for the life of the object (the fused
-// kernel's workers each run their own BLAS calls). Absent OpenBLAS, nothing is changed.
+// kernel's workers each run their own BLAS calls). Absent OpenBLAS, nothing is changed; not yet
+// opened (blas_library.hpp), it has no pool: nothing is changed unless the code will call it.
 //
 // OpenBLAS's workers otherwise spin (sched_yield) for 2^28 TSC ticks (~0.1 s here) after the
 // library loads or after each threaded call, on the same cores as ours — 25 ms of an 85 ms
@@ -11,7 +12,9 @@ namespace vl::blas {
 
 class SingleThreaded {
  public:
-  SingleThreaded();
+  /// will_call_blas: the code it guards calls BLAS, so OpenBLAS is opened first (blas_library.hpp)
+  /// and set to one thread; otherwise, with OpenBLAS not yet opened, nothing is done.
+  explicit SingleThreaded(bool will_call_blas = false);
   ~SingleThreaded();
   SingleThreaded(const SingleThreaded&) = delete;
   SingleThreaded& operator=(const SingleThreaded&) = delete;

@@ -1,17 +1,17 @@
 // CPU model and vector width (CPUID, GCC's <cpuid.h> and __builtin_cpu_supports), OpenBLAS's
-// core (its own openblas_get_corename / openblas_get_config, looked up with dlsym so that
-// another BLAS behind libblas.so still links).
+// core (its own openblas_get_corename / openblas_get_config, looked up in the library opened on
+// demand: kernels/platform/blas_library.hpp).
 #include "kernels/platform/cpu_info.hpp"
-
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstring>
+#include <stdexcept>
 
 #include <fmt/core.h>
 
+#include "kernels/platform/blas_library.hpp"
 #include "kernels/platform/vector_path.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -82,14 +82,16 @@ const MachineInfo& machine_info() {
 #endif
     m.kernel_path = vector_path_name(selected_vector_path());
     using TextFn = char* (*)();
-    // dlsym's null handle: the global scope, every loaded object (glibc names it RTLD_DEF...;
-    // written so, the check that no kernel carries a deliberate bug would read the word).
-    if (auto config = reinterpret_cast<TextFn>(dlsym(nullptr, "openblas_get_config"))) {
-      m.blas_config = fmt::format("OpenBLAS {}", config());
-      if (auto core = reinterpret_cast<TextFn>(dlsym(nullptr, "openblas_get_corename"))) m.blas_core = core();
-      m.blas_core_bits = openblas_core_bits(m.blas_core);
-    } else {
-      m.blas_config = "BLAS (not OpenBLAS)";
+    try {  // the library is opened here if nothing has opened it yet (blas_library.hpp)
+      if (auto config = reinterpret_cast<TextFn>(blas::symbol("openblas_get_config"))) {
+        m.blas_config = fmt::format("OpenBLAS {}", config());
+        if (auto core = reinterpret_cast<TextFn>(blas::symbol("openblas_get_corename"))) m.blas_core = core();
+        m.blas_core_bits = openblas_core_bits(m.blas_core);
+      } else {
+        m.blas_config = "BLAS (not OpenBLAS)";
+      }
+    } catch (const std::runtime_error& e) {
+      m.blas_config = e.what();
     }
     m.blas_narrower = blas_narrower_line(m.cpu_model, m.cpu_vector, m.cpu_vector_bits, m.blas_core, m.blas_core_bits);
     return m;
