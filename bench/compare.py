@@ -30,6 +30,14 @@
    gets the variable, unless --blas-core CORE asks (e.g. Prescott, to emulate issue 23's
    fallback on a CPU OpenBLAS knows).
 
+7. issue 40's additions, in the same run: the fused backward (FlashAttention-2's flop count,
+   10·n²·d); ONNX Runtime's Attention, full and causal, n = 512 … 8192, timed in its own Node
+   process (bench/ort_attention_time.js, intra-op threads = the CPUs) beside our fused kernel,
+   ORT/ours printed; the `eval linear-attention` and `eval mha` processes (their fixed cost at a
+   small size; linear attention also at n = 16384 against its kernel); the linear family's
+   chunked forms in float32 at T = 16k (linear_family_bench); and issue 40's targets as a second
+   table, each judged by medians.
+
 --quick: one repetition, n up to 4096, fewer process runs (a minute or two, not a measurement).
 
 Everything runs on the same machine in the same minutes; the load average before and after is
@@ -74,7 +82,12 @@ BENCH_NAMES = ("attention_plain", "attention_materialized", "attention_fused", "
                # issue 23: BLAS products against ours, each vector path explicitly, float64, batched heads
                "attention_fused_blas", "attention_fused_causal_blas", "attention_fused_f64", "attention_fused_f64_blas",
                "attention_fused_baseline", "attention_fused_avx2", "attention_fused_avx512", "attention_fused_batched",
-               "attention_fused_batched_blas")
+               "attention_fused_batched_blas",
+               # issue 40: the fused backward (FlashAttention-2's flop count)
+               "attention_fused_backward", "attention_fused_backward_causal", "attention_fused_backward_1thread",
+               "attention_fused_backward_f64")
+ORT_SCRIPT = ROOT / "bench/ort_attention_time.js"
+ORT_PACKAGE = ROOT / "adapters/onnxruntime/node_modules/onnxruntime-node"
 
 
 def bench_filter(quick: bool) -> str:
@@ -113,6 +126,77 @@ def run_cpp(bench: Path, quick: bool, env=None):
                  "best_rate": best(v, "rate"), "best_rate_computed": best(v, "rate_computed"), "repetitions": len(v)}
                 if v is not None else {"not_run": "this CPU lacks the path"})
             for k, v in rows.items()}, data.get("context", {})
+
+
+def run_linear_family(bench: Path, quick: bool, env=None) -> dict:
+    """The linear family's chunked forms in float32 at T = 16k (linear_family_bench's _f32 runs):
+    {rule: {"seconds", "rate"}} medians, "rate" two flops per counted multiply-add."""
+    if not bench.exists():
+        return {}
+    args = [str(bench), "--benchmark_format=json", "--benchmark_filter=^BM_linear_family_f32/",
+            f"--benchmark_repetitions={1 if quick else 5}"]
+    data = json.loads(subprocess.run(args, check=True, capture_output=True, text=True, env=env).stdout)
+    runs = {}
+    for b in data["benchmarks"]:
+        if b.get("run_type") == "aggregate":
+            continue
+        rule = b["run_name"].split("/")[1]
+        runs.setdefault(rule, []).append((b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]], b["rate"]))
+    return {rule: {"seconds": statistics.median(t for t, _ in v), "rate": statistics.median(r for _, r in v), "repetitions": len(v)}
+            for rule, v in runs.items()}
+
+
+def run_ort(sizes, repeats: int, threads: int):
+    """ONNX Runtime's Attention, full and causal, in its own Node process (bench/ort_attention_time.js,
+    in-process timing there, `threads` intra-op threads): ({(n, causal): row}, None) or ({}, why not)."""
+    if not shutil.which("node"):
+        return {}, "node is not installed"
+    if not ORT_PACKAGE.exists():
+        return {}, f"{ORT_PACKAGE.relative_to(ROOT)} is missing (scripts/install-deps.sh installs it)"
+    out = subprocess.run(["node", str(ORT_SCRIPT), "--threads", str(threads), "--repeats", str(repeats), *map(str, sizes)],
+                         check=True, capture_output=True, text=True, timeout=3600).stdout
+    rows = {}
+    for line in out.splitlines():
+        r = json.loads(line)
+        rows[(r["n"], r["causal"])] = r
+    return rows, None
+
+
+def ort_table(cpp: dict, ort: dict) -> list[dict]:
+    """Ours (the fused kernel, in-process, median) against ONNX Runtime's Attention (median) at each n both ran."""
+    out = []
+    for (n, causal), r in sorted(ort.items()):
+        ours = cpp.get(("attention_fused_causal" if causal else "attention_fused", n))
+        if not ours or "seconds" not in ours:
+            continue
+        out.append({"n": n, "causal": causal, "ours_seconds": ours["seconds"], "ort_seconds": r["median_ms"] / 1e3,
+                    "ort_over_ours": r["median_ms"] / 1e3 / ours["seconds"], "ort_threads": r["threads"], "onnxruntime": r["onnxruntime"]})
+    return out
+
+
+def time_eval_other(lessons: Path, runs: int, env=None) -> dict:
+    """`lessons eval linear-attention` (chunked) and `eval mha`, whole processes, float32, at a small
+    size (their fixed cost) and, for linear attention, at n = 16384 (against its kernel in-process)."""
+    import numpy as np
+    tmp = Path(tempfile.mkdtemp(prefix="vl-bench-"))
+    rng = np.random.default_rng(1)
+    out = {}
+    for n in (16, 16384):
+        for name in "qkv":
+            np.save(tmp / f"l{name}{n}.npy", rng.standard_normal((n, D)).astype(np.float32))
+        cmd = [str(lessons), "eval", "linear-attention", "--form", "chunked", "--chunk", "64", "--out", str(tmp / "lo.npy"),
+               *[x for name in "qkv" for x in (f"--{name}", str(tmp / f"l{name}{n}.npy"))]]
+        out[f"linear_chunked_{n}"] = time_process(cmd, runs, tmp, env)
+    d, s = 64, 16
+    files = {"x": (s, d), "w": (3 * d, d), "b": (3 * d,), "ow": (d, d), "ob": (d,)}
+    for name, shape in files.items():
+        np.save(tmp / f"m{name}.npy", (rng.standard_normal(shape) / np.sqrt(d)).astype(np.float32))
+    cmd = [str(lessons), "eval", "mha", "--x", str(tmp / "mx.npy"), "--in-proj-weight", str(tmp / "mw.npy"), "--in-proj-bias",
+           str(tmp / "mb.npy"), "--out-proj-weight", str(tmp / "mow.npy"), "--out-proj-bias", str(tmp / "mob.npy"), "--heads", "8",
+           "--out", str(tmp / "mo.npy")]
+    out["mha_16"] = time_process(cmd, runs, tmp, env)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return out
 
 
 # --- NumPy and PyTorch ---------------------------------------------------------------------------
@@ -320,6 +404,63 @@ def targets_table(cpp: dict, ev: dict | None, peak: dict | None, prov: dict) -> 
     return rows
 
 
+def issue40_targets(cpp: dict, ev: dict | None, other: dict | None, ort_rows: list, family: dict, peak: dict | None) -> list[dict]:
+    """Issue 40's targets from this one run, each judged by medians (the kernels' median repetition
+    over fma_peak's best: the ceiling is what the machine can do, the median what a user gets)."""
+    rows = []
+    if not peak:
+        return rows
+    ceiling = peak["gflops_all_threads"] * 1e9
+
+    def add(what, value, target, higher=True, note=""):
+        ok = None if value is None or target is None else (value >= target if higher else value <= target)
+        rows.append({"target": what, "measured": value, "goal": target, "higher_is_better": higher, "pass": ok, "note": note})
+
+    def med_rate(name, n, key="rate"):
+        r = cpp.get((name, n))
+        return None if not r or r.get(key) is None else r[key] / ceiling
+    add("fused backward, n=4096, d=64, f32, 2 threads: 10n^2d / time / ceiling", med_rate("attention_fused_backward", 4096), 0.5,
+        note="FlashAttention-2's count: 2.5x the forward's 4n^2d")
+    add("fused backward, causal, n=4096: 5n^2d / time / ceiling", med_rate("attention_fused_backward_causal", 4096), None)
+    add("fused backward, float64, n=4096: 10n^2d / time / (ceiling / 2)",
+        None if med_rate("attention_fused_backward_f64", 4096) is None else 2 * med_rate("attention_fused_backward_f64", 4096), None)
+    add("fused forward, n=4096: rate / ceiling", med_rate("attention_fused", 4096), 0.7)
+    add("fused forward, causal, n=4096: rate over computed blocks / ceiling", med_rate("attention_fused_causal", 4096, "rate_computed"), 0.65)
+    add("fused forward, batched B=4, H=8, n=1024: rate / ceiling", med_rate("attention_fused_batched", 1024), 0.65)
+    kernel = cpp.get(("attention_fused", 4096), {}).get("seconds")
+    if ev and kernel:
+        add("eval attention n=4096: process / (1.5 x kernel + 3 ms)", ev["seconds"] / (1.5 * kernel + 0.003), 1.0, higher=False,
+            note=f"process {ev['seconds'] * 1e3:.1f} ms, kernel in-process {kernel * 1e3:.1f} ms")
+        add("eval attention n=16: process (ms)", ev["fixed_seconds"] * 1e3, 3.0, higher=False)
+        add("eval attention n=4096: process / NumPy listing", ev["seconds"] / ev["numpy_seconds_target"], 0.33, higher=False)
+    if other:
+        lin = cpp.get(("linear_chunked_xtensor", 16384), {}).get("seconds")
+        if lin:
+            p = other["linear_chunked_16384"]["seconds"]
+            add("eval linear-attention chunked n=16384: process / (1.5 x kernel + 3 ms)", p / (1.5 * lin + 0.003), 1.0, higher=False,
+                note=f"process {p * 1e3:.1f} ms, its kernel (xtensor chunked) in-process {lin * 1e3:.1f} ms")
+        add("eval linear-attention n=16: process (ms)", other["linear_chunked_16"]["seconds"] * 1e3, 3.0, higher=False)
+        add("eval mha S=16, d=64: process (ms)", other["mha_16"]["seconds"] * 1e3, 3.0, higher=False)
+    for r in ort_rows:
+        if r["n"] >= 1024:
+            add(f"ONNX Runtime / ours, {'causal' if r['causal'] else 'full'}, n={r['n']}", r["ort_over_ours"], 2.0,
+                note=f"ONNX Runtime {r['onnxruntime']}, {r['ort_threads']} threads, {r['ort_seconds'] * 1e3:.1f} ms")
+    for rule, r in sorted(family.items()):
+        add(f"linear family chunked {rule}, f32, T=16384, d=64: rate / ceiling", r["rate"] / ceiling, 0.3,
+            note="the reference kernel (kernels/reference/linear_family.hpp), one thread")
+    return rows
+
+
+def print_issue40(rows):
+    print("\nIssue 40's targets (medians)")
+    print(f"{'target':<78}{'measured':>10}{'goal':>9}  result")
+    for r in rows:
+        m = "-" if r["measured"] is None else f"{r['measured']:.3f}"
+        g = "-" if r["goal"] is None else (">= " if r["higher_is_better"] else "<= ") + f"{r['goal']:.2f}"
+        res = "n/a" if r["pass"] is None else ("PASS" if r["pass"] else "FAIL")
+        print(f"{r['target']:<78}{m:>10}{g:>9}  {res}{'  (' + r['note'] + ')' if r.get('note') else ''}")
+
+
 def print_targets(rows, prov):
     print(f"\nIssue 23's targets on {prov.get('cpu')} ({prov.get('cpu_vector')}); our kernels' vector path: "
           f"{prov.get('kernel_path')}; BLAS core: {prov.get('blas_core')}")
@@ -367,6 +508,7 @@ def main():
     ap.add_argument("--bench", default=str(ROOT / "build-perf/bin/attention_bench"))
     ap.add_argument("--lessons", default=str(ROOT / "build-perf/bin/lessons"))
     ap.add_argument("--fma-peak", default=str(ROOT / "build-perf/bin/fma_peak"))
+    ap.add_argument("--linear-family-bench", default=str(ROOT / "build-perf/bin/linear_family_bench"))
     ap.add_argument("--out", default=str(ROOT / "build-perf/bench.json"))
     ap.add_argument("--quick", action="store_true", help="one repetition, n <= 4096, fewer runs (a smoke test)")
     ap.add_argument("--blas-core", metavar="CORE",
@@ -402,6 +544,10 @@ def main():
         else:
             ev["numpy_seconds_target"] = ev["numpy_seconds"]
             ev["numpy_core_target"] = f"{ev['numpy_default_core']['core']}, the default, in-process"
+    other = time_eval_other(Path(a.lessons), 5 if a.quick else 20, ours_env) if Path(a.lessons).exists() else None
+    family = run_linear_family(Path(a.linear_family_bench), a.quick, ours_env)
+    ort_sizes = [512, 1024, 2048, 4096] + ([] if a.quick else [8192])
+    ort, ort_why_not = run_ort(ort_sizes, 3 if a.quick else 5, os.cpu_count() or 1)
     peak = (json.loads(subprocess.run([a.fma_peak], check=True, capture_output=True, text=True).stdout)
             if Path(a.fma_peak).exists() else None)
     load_after = load()
@@ -414,10 +560,12 @@ def main():
             continue
         ref_key = {"sgemm_nxnxd": "numpy_sgemm_nxnxd", "sgemm_square": None}.get(
             kernel, "numpy_linear_chunked" if kernel.startswith("linear") else "numpy_listing")
+        if "backward" in kernel:  # NumPy's listing is a forward: nothing to set a backward beside
+            ref_key = None
         if (ref_key, n) in py:
             row["numpy_seconds"] = py[(ref_key, n)]
             row["vs_numpy"] = r["seconds"] / py[(ref_key, n)]
-        if ("torch_listing", n) in py and kernel.startswith("attention"):
+        if ("torch_listing", n) in py and kernel.startswith("attention") and "backward" not in kernel:
             row["torch_seconds"] = py[("torch_listing", n)]
         rows.append(row)
 
@@ -486,14 +634,32 @@ def main():
                                             if ev["floor_seconds"] > ev["target_seconds"] else "") + ".")
     for k, v in summary.items():
         print(f"{k}: {v:.3f}")
+    ort_rows = ort_table(cpp, ort)
+    if ort_why_not:
+        print(f"\nONNX Runtime not run: {ort_why_not}")
+    elif ort_rows:
+        print(f"\nONNX Runtime {ort_rows[0]['onnxruntime']} Attention (opset 23, one head, d = 64, float32, its own process, "
+              f"{ort_rows[0]['ort_threads']} intra-op threads) against our fused kernel (in-process, 2 threads), medians:")
+        print(f"{'':>6}{'n':>7}{'ours (ms)':>11}{'ORT (ms)':>10}{'ORT/ours':>10}")
+        for r in ort_rows:
+            print(f"{'causal' if r['causal'] else 'full':>6}{r['n']:>7}{r['ours_seconds'] * 1e3:11.2f}{r['ort_seconds'] * 1e3:10.2f}"
+                  f"{r['ort_over_ours']:10.2f}")
+    if other:
+        print("\nother eval processes (medians): " + "; ".join(f"{k} {v['seconds'] * 1e3:.2f} ms" for k, v in other.items()))
+    if family:
+        print("linear family chunked, float32, T = 16384, d = 64 (reference kernel, one thread): " + "; ".join(
+            f"{rule} {r['seconds'] * 1e3:.1f} ms, {r['rate'] / 1e9:.1f} GFLOP/s" for rule, r in sorted(family.items())))
     targets = targets_table(cpp, ev, peak, prov)
     print_targets(targets, prov)
+    targets40 = issue40_targets(cpp, ev, other, ort_rows, family, peak)
+    print_issue40(targets40)
     doc = {"load_before": load_before, "load_after": load_after, "cpus": os.cpu_count(), "context": context,
            "python": {"numpy": py.get("numpy_version"), "torch": py.get("torch_version"), "torch_threads": py.get("torch_threads")},
            "d": D, "rows": rows,
            "python_results": [{"kernel": k[0], "n": k[1], "seconds": v} for k, v in py.items() if isinstance(k, tuple)],
            "eval": ev, "fma_peak": peak, "summary": summary, "provenance": prov, "blas_core_forced": a.blas_core,
-           "targets": targets}
+           "targets": targets, "issue40_targets": targets40, "onnxruntime": ort_rows, "onnxruntime_not_run": ort_why_not,
+           "eval_other": other, "linear_family_f32": family}
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(doc, indent=1))
     print(f"\nwrote {a.out}")
