@@ -3,7 +3,8 @@
 //   eval attention          softmax(scale·Q Kᵀ + M) V over (…, S, D), (B, H, S, D) or packed (B, S, H·D)
 //   eval mha                nn.MultiheadAttention's forward in PyTorch's parameter layout
 //   eval positional-encoding    sinusoidal PE (N, D)
-//   eval linear-attention   causal linear attention, φ = elu + 1, in one of its three forms; with
+//   eval linear-attention   causal linear attention, φ = elu + 1, in one of its three forms (the
+//                           chunked one by the fast kernel, kernels/fused/linear_attention_fast.hpp); with
 //                           --update-rule, ONNX LinearAttention (cmd_eval_linear.cpp)
 //   eval encoder-layer, decoder-layer   torch's Transformer layers (cmd_eval_layers.cpp)
 #include <limits>
@@ -24,6 +25,7 @@
 #include "kernels/reference/attention.hpp"
 #include "kernels/reference/feature_map.hpp"
 #include "kernels/fused/fused_attention.hpp"
+#include "kernels/fused/linear_attention_fast.hpp"
 #include "kernels/reference/heads.hpp"
 #include "kernels/reference/linear_attention.hpp"
 #include "kernels/reference/multi_head_attention.hpp"
@@ -318,9 +320,9 @@ struct LinearArgs {
 template <class T>
 void eval_linear(const LinearArgs& a, Precision p) {
   auto as2d = [&](const std::string& path, const char* option) {
-    const xt::xarray<T> x = checked_input<T>(path, option, p, 2);
+    xt::xarray<T> x = checked_input<T>(path, option, p, 2);
     if (x.dimension() != 2) throw InputError(fmt::format("{} {}: shape {}, expected (n, d)", option, path, dims_string(shape_of(x))));
-    return xt::xtensor<T, 2>(x);
+    return reshaped_taking<xt::xtensor<T, 2>>(x, shape_of(x));
   };
   const auto q = as2d(a.q, "--q"), k = as2d(a.k, "--k"), v = as2d(a.v, "--v");
   if (k.shape() != q.shape()) throw InputError(fmt::format("--k {}: shape {} differs from --q's {}", a.k, dims_string(shape_of(k)), dims_string(shape_of(q))));
@@ -330,7 +332,7 @@ void eval_linear(const LinearArgs& a, Precision p) {
   if (a.form == "parallel") o = linear_attention_parallel<T>(pq, pk, v);
   else if (a.form == "recurrent") o = linear_attention_recurrent<T>(pq, pk, v);
   else if (a.chunk == 0) throw InputError("--chunk: the chunked form needs a chunk size >= 1");
-  else o = linear_attention_chunked<T>(pq, pk, v, a.chunk);
+  else o = linear_attention_chunked_fast<T>(pq, pk, v, a.chunk);  // the chunked form's fast kernel, as attention's is the fused one
   const xt::xarray<T> out = o;
   save_results<T>({{a.out, "output", &out}});
 }
