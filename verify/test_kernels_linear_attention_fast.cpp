@@ -18,6 +18,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "kernels/fused/linear_attention_fast.hpp"
+#include "kernels/platform/vector_path.hpp"
 #include "kernels/fused/linear_attention_fast_core.hpp"
 #include "kernels/fused/linear_attention_fast_steps.hpp"
 
@@ -140,17 +141,24 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(nan_stays_causal_and_huge_values_scale, T, Types) 
   }
 }
 
-// The shipped steps, by hand: a row keeps columns j < i + 1; the carry adds Vᵀ PK to S (d_v × d_k)
-// and PK's column sums to z. V = [1 2; 3 4], PK = [1 0 2; 0 1 1]: Vᵀ PK = [1 3 5; 2 4 8], sums (1, 1, 3).
+// The shipped steps, by hand: a row keeps columns j < i + 1; the carry adds PKᵀ V to Sᵀ (the state
+// kept transposed, d_k × d_v) and PK's column sums to z, on every vector path this CPU runs.
+// V = [1 2; 3 4], PK = [1 0 2; 0 1 1]: PKᵀ V = [1 2; 3 4; 5 8], sums (1, 1, 3).
 BOOST_AUTO_TEST_CASE_TEMPLATE(the_shipped_steps_by_hand, T, Types) {
   BOOST_TEST(vl::LinearChunkSteps::first_hidden(0) == 1u);
   BOOST_TEST(vl::LinearChunkSteps::first_hidden(5) == 6u);
-  const T v[] = {1, 2, 3, 4}, k[] = {1, 0, 2, 0, 1, 1};
-  T s[] = {0, 0, 0, 10, 10, 10}, z[] = {0.5, 0.5, 0.5};
-  vl::LinearChunkSteps::carry(s, z, v, k, 2, 2, 3);
-  const T want_s[] = {1, 3, 5, 12, 14, 18}, want_z[] = {1.5, 1.5, 3.5};
-  for (int i = 0; i < 6; ++i) BOOST_TEST(s[i] == want_s[i], "S element " << i);
-  for (int i = 0; i < 3; ++i) BOOST_TEST(z[i] == want_z[i], "z element " << i);
+  for (vl::VectorPath path : vl::all_vector_paths) {
+    if (!vl::cpu_runs(path)) {
+      BOOST_TEST_MESSAGE("carry on the " << vl::vector_path_name(path) << " path: not run, this CPU lacks it");
+      continue;
+    }
+    const T v[] = {1, 2, 3, 4}, k[] = {1, 0, 2, 0, 1, 1};
+    T st[] = {0, 10, 0, 10, 0, 10}, z[] = {0.5, 0.5, 0.5};
+    vl::LinearChunkSteps::carry(path, st, z, v, k, 2, 2, 3);
+    const T want_st[] = {1, 12, 3, 14, 5, 18}, want_z[] = {1.5, 1.5, 3.5};
+    for (int i = 0; i < 6; ++i) BOOST_TEST(st[i] == want_st[i], vl::vector_path_name(path) << ": Sᵀ element " << i);
+    for (int i = 0; i < 3; ++i) BOOST_TEST(z[i] == want_z[i], vl::vector_path_name(path) << ": z element " << i);
+  }
 }
 
 // The body with other steps: state never carried (each chunk alone: with chunks of 1, o_1 =
@@ -159,13 +167,13 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(the_shipped_steps_by_hand, T, Types) {
 struct ForgetfulSteps {
   static std::size_t first_hidden(std::size_t i) { return i + 1; }
   template <class T>
-  static void carry(T*, T*, const T*, const T*, std::size_t, std::size_t, std::size_t) {}
+  static void carry(vl::VectorPath, T*, T*, const T*, const T*, std::size_t, std::size_t, std::size_t) {}
 };
 struct WholeChunkSteps {
   static std::size_t first_hidden(std::size_t) { return std::numeric_limits<std::size_t>::max(); }
   template <class T>
-  static void carry(T* s, T* z, const T* v, const T* k, std::size_t b, std::size_t dv, std::size_t dk) {
-    vl::LinearChunkSteps::carry(s, z, v, k, b, dv, dk);
+  static void carry(vl::VectorPath path, T* s, T* z, const T* v, const T* k, std::size_t b, std::size_t dv, std::size_t dk) {
+    vl::LinearChunkSteps::carry(path, s, z, v, k, b, dv, dk);
   }
 };
 BOOST_AUTO_TEST_CASE_TEMPLATE(the_body_follows_its_steps, T, Types) {

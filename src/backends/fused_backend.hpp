@@ -3,7 +3,7 @@
 // (kernels/fused/fused_attention.hpp: the score matrix is never formed, so it has no weights);
 // multi-head attention is torch's module over that kernel (the projections as the plain
 // backend's, kernels/reference/multi_head_attention.hpp; no weights either); linear attention is
-// the BLAS chunked form (kernels/fused/linear_attention_fast.hpp). It has no other operation: a
+// the fast chunked form (kernels/fused/linear_attention_fast.hpp). It has no other operation: a
 // claim that needs one is not applicable to it.
 #include "backends/backend.hpp"
 
@@ -14,7 +14,7 @@ class FusedBackend : public Backend {
   std::string name() const override { return "fused"; }
   std::string summary() const override {
     return "the kernels `lessons eval` runs: fused blocked attention and multi-head attention over it (no weights), "
-           "the fused backward, BLAS chunked linear attention";
+           "the fused backward, fast chunked linear attention";
   }
   bool ours() const override { return true; }
   /// float64 and float32 computed; bfloat16 and float16 stored (float32 arithmetic: StoredIn, in_precision.hpp).

@@ -162,8 +162,9 @@ class Eval(unittest.TestCase):
 
 class OpenBlasOnDemand(unittest.TestCase):
     """OpenBLAS is opened by the first BLAS call, not at start (src/kernels/platform/blas_library.hpp):
-    the fused attention never calls it, so its process never loads it; linear attention's chunked
-    form does. The dynamic loader's own log (LD_DEBUG=files) says which files it loaded and why."""
+    the fused attention and the fast chunked linear attention never call it, so their processes
+    never load it; linear attention's parallel form (xtensor-blas products) does. The dynamic
+    loader's own log (LD_DEBUG=files) says which files it loaded and why."""
 
     def loaded_files(self, *args):
         d = tempfile.mkdtemp(prefix="vl_blas_")
@@ -181,8 +182,11 @@ class OpenBlasOnDemand(unittest.TestCase):
     def test_fused_attention_never_loads_openblas(self):
         self.assertNotIn("libopenblas", self.loaded_files("eval", "attention"))
 
+    def test_fast_chunked_linear_attention_never_loads_openblas(self):
+        self.assertNotIn("libopenblas", self.loaded_files("eval", "linear-attention", "--form", "chunked", "--chunk", "4"))
+
     def test_a_blas_path_loads_it_when_it_runs(self):
-        log = self.loaded_files("eval", "linear-attention", "--form", "chunked", "--chunk", "4")
+        log = self.loaded_files("eval", "linear-attention", "--form", "parallel")
         self.assertRegex(log, r"file=libopenblas\.so\.0 \[0\];  dynamically loaded by ")
 
 

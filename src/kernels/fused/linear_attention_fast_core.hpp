@@ -8,7 +8,8 @@
 
 #include <xtensor/xtensor.hpp>
 
-#include "kernels/fused/blas_gemm.hpp"
+#include "kernels/fused/block_gemm.hpp"
+#include "kernels/platform/vector_path.hpp"
 
 namespace vl {
 
@@ -22,14 +23,19 @@ xt::xtensor<T, 2> linear_attention_chunked_fast_with(const xt::xtensor<T, 2>& pq
   xt::xtensor<T, 2> out = xt::xtensor<T, 2>::from_shape({n, dv});
   if (n == 0) return out;
   const std::size_t bmax = std::min(chunk, n);
-  std::vector<T> a(bmax * bmax), num(bmax * dv), den(bmax), s(dv * dk, T(0)), z(dk, T(0));
+  const VectorPath path = selected_vector_path();
+  // S is kept transposed, Sᵀ (d_k × d_v), and each chunk's PK_c packed transposed (d_k × b), so
+  // that every product is block_gemm's C = A·B or C += A·B with B row-major.
+  std::vector<T> a(bmax * bmax), kt(dk * bmax), num(bmax * dv), den(bmax), st(dk * dv, T(0)), z(dk, T(0));
   for (std::size_t c = 0; c < n; c += chunk) {
     const std::size_t b = std::min(chunk, n - c);
     const T* q = pq.data() + c * dk;
     const T* k = pk.data() + c * dk;
     const T* vv = v.data() + c * dv;
     // A = tril(q kᵀ)
-    blas::gemm(false, true, b, b, dk, T(1), q, dk, k, dk, T(0), a.data(), b);
+    for (std::size_t j = 0; j < b; ++j)
+      for (std::size_t t = 0; t < dk; ++t) kt[t * b + j] = k[j * dk + t];
+    block_gemm(path, false, false, b, b, dk, q, dk, kt.data(), b, a.data(), b);
     for (std::size_t i = 0; i < b; ++i) {
       T* row = a.data() + i * b;
       std::fill(row + std::min(Steps::first_hidden(i), b), row + b, T(0));
@@ -41,12 +47,12 @@ xt::xtensor<T, 2> linear_attention_chunked_fast_with(const xt::xtensor<T, 2>& pq
       den[i] = sum + qz;
     }
     // num = A v ; num += q Sᵀ
-    blas::gemm(false, false, b, dv, b, T(1), a.data(), b, vv, dv, T(0), num.data(), dv);
-    blas::gemm(false, true, b, dv, dk, T(1), q, dk, s.data(), dk, T(1), num.data(), dv);
+    block_gemm(path, false, false, b, dv, b, a.data(), b, vv, dv, num.data(), dv);
+    block_gemm(path, false, true, b, dv, dk, q, dk, st.data(), dv, num.data(), dv);
     T* o = out.data() + c * dv;
     for (std::size_t i = 0; i < b; ++i)
       for (std::size_t j = 0; j < dv; ++j) o[i * dv + j] = num[i * dv + j] / den[i];
-    Steps::carry(s.data(), z.data(), vv, k, b, dv, dk);
+    Steps::carry(path, st.data(), z.data(), vv, k, b, dv, dk);
   }
   return out;
 }

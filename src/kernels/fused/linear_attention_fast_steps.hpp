@@ -7,7 +7,8 @@
 // that their checks catch a kernel that gets one of these wrong.
 #include <cstddef>
 
-#include "kernels/fused/blas_gemm.hpp"
+#include "kernels/fused/block_gemm.hpp"
+#include "kernels/platform/vector_path.hpp"
 
 namespace vl {
 
@@ -16,10 +17,11 @@ struct LinearChunkSteps {
   /// and the tokens before it.
   static std::size_t first_hidden(std::size_t i) { return i + 1; }
 
-  /// S += V_cᵀ PK_c (S: d_v × d_k),  z += Σ_rows PK_c (z: d_k), for a chunk of b rows.
+  /// Sᵀ += PK_cᵀ V_c (Sᵀ: d_k × d_v, the state kept transposed),  z += Σ_rows PK_c (z: d_k), for a
+  /// chunk of b rows; PK_c (b × d_k) read as the transpose of the product's A.
   template <class T>
-  static void carry(T* s, T* z, const T* v, const T* k, std::size_t b, std::size_t dv, std::size_t dk) {
-    blas::gemm(true, false, dv, dk, b, T(1), v, dv, k, dk, T(1), s, dk);
+  static void carry(VectorPath path, T* st, T* z, const T* v, const T* k, std::size_t b, std::size_t dv, std::size_t dk) {
+    block_gemm(path, true, true, dk, dv, b, k, dk, v, dv, st, dv);
     for (std::size_t i = 0; i < b; ++i)
       for (std::size_t t = 0; t < dk; ++t) z[t] += k[i * dk + t];
   }

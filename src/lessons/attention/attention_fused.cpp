@@ -1,6 +1,6 @@
 // Lesson attention, beyond n² (specs/attention.md, "Beyond n²"): our fused kernel agrees with
 // the plain one (float64 to 1e-12, float32 within the derived bound) and keeps a workspace of
-// a few blocks; our BLAS chunked linear attention agrees with the three reference forms. These
+// a few blocks; our fast chunked linear attention agrees with the three reference forms. These
 // claims are about our kernels (subject: our-code). Their controls are the same kernels
 // instantiated with one step wrong (kernels/fused/fused_attention_steps.hpp,
 // linear_attention_fast_steps.hpp), or run with blocks that materialise the scores: the kernels
@@ -52,7 +52,7 @@ struct CausalSkipOffByOneSteps : FusedSteps {
 // sees only itself), or the diagonal dropped (a token does not see itself).
 struct StateNotCarriedSteps : LinearChunkSteps {
   template <class T>
-  static void carry(T*, T*, const T*, const T*, std::size_t, std::size_t, std::size_t) {}
+  static void carry(VectorPath, T*, T*, const T*, const T*, std::size_t, std::size_t, std::size_t) {}
 };
 struct DiagonalDroppedSteps : LinearChunkSteps {
   static std::size_t first_hidden(std::size_t i) { return i; }
@@ -356,7 +356,7 @@ std::vector<ClaimCheck> fused_checks() {
        workspace_with(FusedConfig{}.block_q, FusedConfig{}.block_k),
        {broken_code("one key block spanning all n keys (a strip of 256 × n scores per thread)", workspace_with(256, 0)),
         broken_code("one block for everything: the n × n scores materialised", workspace_with(0, 0))}},
-      {"attention.linear-fast-matches", "BLAS chunked linear attention vs the parallel, recurrent and chunked forms",
+      {"attention.linear-fast-matches", "fast chunked linear attention vs the parallel, recurrent and chunked forms",
        linear_fast_matches<LinearChunkSteps>,
        {broken_code("state not carried across chunks", linear_fast_matches<StateNotCarriedSteps>),
         broken_code("diagonal dropped (a token does not see itself)", linear_fast_matches<DiagonalDroppedSteps>)}},
