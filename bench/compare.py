@@ -135,7 +135,11 @@ def run_linear_family(bench: Path, quick: bool, env=None) -> dict:
         return {}
     args = [str(bench), "--benchmark_format=json", "--benchmark_filter=^BM_linear_family_f32/",
             f"--benchmark_repetitions={1 if quick else 5}"]
-    data = json.loads(subprocess.run(args, check=True, capture_output=True, text=True, env=env).stdout)
+    try:
+        data = json.loads(subprocess.run(args, check=True, capture_output=True, text=True, env=env).stdout)
+    except subprocess.CalledProcessError as e:
+        print(f"linear_family_bench failed, not run: {e.stderr.strip()[-300:]}", file=sys.stderr)
+        return {}
     runs = {}
     for b in data["benchmarks"]:
         if b.get("run_type") == "aggregate":
@@ -153,8 +157,11 @@ def run_ort(sizes, repeats: int, threads: int):
         return {}, "node is not installed"
     if not ORT_PACKAGE.exists():
         return {}, f"{ORT_PACKAGE.relative_to(ROOT)} is missing (scripts/install-deps.sh installs it)"
-    out = subprocess.run(["node", str(ORT_SCRIPT), "--threads", str(threads), "--repeats", str(repeats), *map(str, sizes)],
-                         check=True, capture_output=True, text=True, timeout=3600).stdout
+    try:
+        out = subprocess.run(["node", str(ORT_SCRIPT), "--threads", str(threads), "--repeats", str(repeats), *map(str, sizes)],
+                             check=True, capture_output=True, text=True, timeout=3600).stdout
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+        return {}, f"{ORT_SCRIPT.name} failed: {(getattr(e, 'stderr', '') or str(e)).strip()[-300:]}"
     rows = {}
     for line in out.splitlines():
         r = json.loads(line)
@@ -639,7 +646,8 @@ def main():
         print(f"\nONNX Runtime not run: {ort_why_not}")
     elif ort_rows:
         print(f"\nONNX Runtime {ort_rows[0]['onnxruntime']} Attention (opset 23, one head, d = 64, float32, its own process, "
-              f"{ort_rows[0]['ort_threads']} intra-op threads) against our fused kernel (in-process, 2 threads), medians:")
+              f"{ort_rows[0]['ort_threads']} intra-op threads) against our fused kernel (in-process, its default threads: "
+              f"{os.cpu_count()}), medians:")
         print(f"{'':>6}{'n':>7}{'ours (ms)':>11}{'ORT (ms)':>10}{'ORT/ours':>10}")
         for r in ort_rows:
             print(f"{'causal' if r['causal'] else 'full':>6}{r['n']:>7}{r['ours_seconds'] * 1e3:11.2f}{r['ort_seconds'] * 1e3:10.2f}"

@@ -2,7 +2,8 @@
 
 // The reference kernels are deterministic: the same inputs give bit-identical outputs on
 // repeated runs, and with OpenBLAS on 1 or 2 threads (set through openblas_set_num_threads,
-// looked up in the library opened on demand, kernels/platform/blas_library.hpp; absent there, skipped) —
+// looked up in the library opened on demand, kernels/platform/blas_library.hpp, which throws where
+// OpenBLAS cannot be opened; a BLAS without those controls is skipped, saying so) —
 // unless the BLAS itself is not reproducible across thread counts on this CPU (probed below),
 // where the kernels built on its GEMM are compared within rounding instead.
 // The sizes are large enough for OpenBLAS to split its GEMMs over threads.

@@ -88,15 +88,18 @@ BOOST_DATA_TEST_CASE(options_the_claim_does_not_draw, boost::unit_test::data::xr
 }
 
 // Any number of lanes (more than there are key blocks too) and of threads: the same gradients,
-// and for the same blocks and lanes the same bits on 1, 2 and 3 threads.
+// and for the same blocks and lanes the same bits on 1, 2 and 3 threads. Two batches, so that
+// there are at least 2 work items (B·Hkv·lanes) even with one lane: 2 threads do run.
 BOOST_DATA_TEST_CASE(lanes_and_threads, boost::unit_test::data::make({1, 2, 3, 7, 50}), lanes) {
-  const Inputs in = draw({1, 2, 40, 8}, {1, 1, 45, 8}, 8, 7);
+  const Inputs in = draw({2, 2, 40, 8}, {2, 1, 45, 8}, 8, 7);
   vl::AttentionOptions<double> o;
   o.causal = true;
   BOOST_TEST(fused_vs_plain(in, o, blocks(8, 6, lanes)) <= 1e-12);
   const auto one = vl::fused_attention_backward<double>(in.q, in.k, in.v, in.d_out, o, blocks(8, 6, lanes, 1));
   for (std::size_t threads : {2, 3}) {
-    const auto more = vl::fused_attention_backward<double>(in.q, in.k, in.v, in.d_out, o, blocks(8, 6, lanes, threads));
+    vl::FusedStats stats;
+    const auto more = vl::fused_attention_backward<double>(in.q, in.k, in.v, in.d_out, o, blocks(8, 6, lanes, threads), &stats);
+    BOOST_TEST(stats.threads == std::min<std::size_t>(threads, 2 * std::min<std::size_t>(lanes, 8)));  // 8 key blocks of 6
     for (auto [x, y] : {std::pair{&one.dq, &more.dq}, std::pair{&one.dk, &more.dk}, std::pair{&one.dv, &more.dv}})
       BOOST_TEST(std::memcmp(x->data(), y->data(), x->size() * sizeof(double)) == 0, "lanes " << lanes << ", threads " << threads);
   }
@@ -131,13 +134,49 @@ BOOST_AUTO_TEST_CASE(a_row_that_sees_no_key_has_zero_gradient) {
   BOOST_TEST(fused_vs_plain(in, o, blocks(2, 4)) <= 1e-12);
 }
 
+// A NaN in head 0's key 3 reaches every gradient of head 0 (every query saw it) and none of
+// head 1's, which must still equal the plain backward's.
 BOOST_AUTO_TEST_CASE(nan_in_a_key_reaches_every_gradient_that_reads_it) {
-  Inputs in = draw({1, 1, 5, 4}, {1, 1, 7, 4}, 3, 6);
+  Inputs in = draw({1, 2, 5, 4}, {1, 2, 7, 4}, 3, 6);
   in.k(0, 0, 3, 1) = std::numeric_limits<double>::quiet_NaN();
   const auto g = vl::fused_attention_backward<double>(in.q, in.k, in.v, in.d_out, {}, blocks(2, 3));
-  for (std::size_t i = 0; i < 5; ++i) BOOST_TEST(std::isnan(g.dq(0, 0, i, 0)));  // every query saw key 3
+  const auto ref = vl::attention_backward<double>(in.q, in.k, in.v, in.d_out);
+  for (std::size_t i = 0; i < 5; ++i) BOOST_TEST(std::isnan(g.dq(0, 0, i, 0)));
   BOOST_TEST(std::isnan(g.dv(0, 0, 0, 0)));
-  BOOST_TEST(fused_vs_plain(in, {}, blocks(2, 3)) == 0.0);  // NaN where the plain backward has NaN
+  double worst = 0;
+  for (auto [x, y] : {std::pair{&g.dq, &ref.dq}, std::pair{&g.dk, &ref.dk}, std::pair{&g.dv, &ref.dv}})
+    for (std::size_t i = 0; i < x->shape(2); ++i)
+      for (std::size_t t = 0; t < x->shape(3); ++t) {
+        BOOST_REQUIRE(std::isfinite((*x)(0, 1, i, t)));
+        worst = std::max(worst, std::fabs((*x)(0, 1, i, t) - (*y)(0, 1, i, t)));
+      }
+  BOOST_TEST(worst <= 1e-12);
+  BOOST_TEST(fused_vs_plain(in, {}, blocks(2, 3)) <= 1e-12);  // NaN where, and only where, the plain backward has NaN
+}
+
+// What the forward saves: lse_i = ln Σ_j exp(s_ij) over the keys row i sees, −∞ for a row that
+// sees none, against the sum taken here in long double.
+BOOST_AUTO_TEST_CASE(the_saved_log_sum_exp) {
+  const Inputs in = draw({1, 1, 6, 4}, {1, 1, 9, 4}, 3, 12);
+  vl::AttentionOptions<double> o;
+  o.causal = true;
+  xt::xarray<bool> allowed = xt::ones<bool>({6, 9});
+  xt::view(allowed, 4, xt::all()) = false;
+  o.allowed = allowed;
+  const auto saved = vl::fused_attention_saved<double>(in.q, in.k, in.v, o, blocks(2, 4));
+  for (std::size_t i = 0; i < 6; ++i) {
+    if (i == 4) {
+      BOOST_TEST((std::isinf(saved.lse(0, 0, i)) && saved.lse(0, 0, i) < 0), "row 4 sees no key: lse " << saved.lse(0, 0, i));
+      continue;
+    }
+    long double sum = 0;
+    for (std::size_t j = 0; j <= i; ++j) {
+      long double s = 0;
+      for (std::size_t t = 0; t < 4; ++t) s += (long double)in.q(0, 0, i, t) * in.k(0, 0, j, t);
+      sum += std::exp(s / 2);  // scale 1/√4
+    }
+    BOOST_TEST(std::fabs(saved.lse(0, 0, i) - double(std::log(sum))) <= 1e-14, "row " << i);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(no_query_rows) {

@@ -183,12 +183,9 @@ BOOST_AUTO_TEST_CASE(avx512_multiply_add_rounds_once) {
 }
 #endif
 
-// SingleThreaded: OpenBLAS on one thread while it lives, the earlier count back afterwards (also
-// when that count was 1), and BLAS products still right inside it and after it, when OpenBLAS
-// starts its pool again. Integer matrices with small entries: every product and sum exact, so
-// the result must equal the triple loop exactly, whatever order BLAS adds in.
 // The library opened on demand: once opened, its routines and OpenBLAS's own functions are found;
-// a name it lacks is null, not an error.
+// a name it lacks is null, not an error. (That a process which never calls BLAS never loads it is
+// verify/cli/test_eval_cli.py's OpenBlasOnDemand: a test program here has opened it already.)
 BOOST_AUTO_TEST_CASE(blas_library_opened_on_demand) {
   BOOST_TEST(vl::blas::library() != nullptr);
   BOOST_TEST(vl::blas::loaded());
@@ -198,6 +195,10 @@ BOOST_AUTO_TEST_CASE(blas_library_opened_on_demand) {
   BOOST_TEST(std::string(vl::blas::library_name()).find("openblas") != std::string::npos);
 }
 
+// SingleThreaded: OpenBLAS on one thread while it lives, the earlier count back afterwards (also
+// when that count was 1), and BLAS products still right inside it and after it, when OpenBLAS
+// starts its pool again. Integer matrices with small entries: every product and sum exact, so
+// the result must equal the triple loop exactly, whatever order BLAS adds in.
 BOOST_AUTO_TEST_CASE(single_threaded_blas_for_its_lifetime) {
   static_assert(!std::is_copy_constructible_v<vl::blas::SingleThreaded> && !std::is_copy_assignable_v<vl::blas::SingleThreaded>);
   // OpenBLAS is opened on demand (kernels/platform/blas_library.hpp): opened here, as the kernels would.

@@ -2,9 +2,11 @@
 // Backend `fused`: the kernels `lessons eval` runs. Attention is the fused, blocked kernel
 // (kernels/fused/fused_attention.hpp: the score matrix is never formed, so it has no weights);
 // multi-head attention is torch's module over that kernel (the projections as the plain
-// backend's, kernels/reference/multi_head_attention.hpp; no weights either); linear attention is
-// the fast chunked form (kernels/fused/linear_attention_fast.hpp). It has no other operation: a
-// claim that needs one is not applicable to it.
+// backend's, kernels/reference/multi_head_attention.hpp; no weights either); attention's backward
+// is FlashAttention-2's fused backward (kernels/fused/fused_attention_backward.hpp: the weights
+// recomputed per block from the forward's saved log-sum-exp); linear attention is the fast
+// chunked form (kernels/fused/linear_attention_fast.hpp). It has no other operation: a claim
+// that needs one is not applicable to it.
 #include "backends/backend.hpp"
 
 namespace vl::backends {

@@ -362,7 +362,7 @@ void in_precision(const Args& args, const std::string& path, const char* option,
 }  // namespace
 
 void add_eval_command(CLI::App& app) {
-  auto* eval = app.add_subcommand("eval", "Run a reference kernel on your .npy inputs");
+  auto* eval = app.add_subcommand("eval", "Run our kernels on your .npy inputs (attention: the fused one; linear attention's chunked form: the fast one)");
   eval->require_subcommand(1);
 
   auto at = std::make_shared<AttentionArgs>();

@@ -1,6 +1,7 @@
 #pragma once
 // One row-major GEMM on raw buffers for float and double, for the kernels that work block by
-// block on pointers (fused attention, fast chunked linear attention):
+// block on pointers (the fused attention's BLAS-products variant, FusedConfig::blas_products; the
+// materialised listing's computation, attention_materialized):
 //   C (m × n) = alpha · op(A) op(B) + beta · C,   op(X) = Xᵀ when its flag is set,
 // with A m × k (k × m when transposed), B k × n (n × k when transposed), leading dimensions lda,
 // ldb, ldc. cblas_sgemm / cblas_dgemm (blas_gemm.cpp: OpenBLAS's cblas.h stays out of this

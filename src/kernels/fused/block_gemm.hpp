@@ -1,5 +1,5 @@
 #pragma once
-// The fused kernel's two block products without BLAS, register-blocked, for each vector path
+// The fused kernels' block products without BLAS, register-blocked, for each vector path
 // (kernels/platform/vector_path.hpp):
 //   C (m × n) = A (m × k) · B (k × n)        (accumulate = false)
 //   C (m × n) += A (m × k) · B (k × n)       (accumulate = true)
@@ -9,7 +9,9 @@
 // every path: the vectors run over the columns j, never over t, and the baseline uses
 // std::fma, so AVX-512, AVX2 and the baseline give the same bits (test_kernels_block_gemm).
 // The fused kernel calls it for Sᵀ = K_blk Q_blkᵀ (with Q_blkᵀ packed once per query block,
-// D × block_q) and for acc += P_blk V_blk (P_blk read from Sᵀ: transpose_a).
+// D × block_q) and for acc += P_blk V_blk (P_blk read from Sᵀ: transpose_a); its backward for
+// Sᵀ, dPᵀ, dV += Pᵀ dO, dK += dSᵀ Q and dQ += dS K (fused_attention_backward.hpp); the fast
+// chunked linear attention for its chunk products (linear_attention_fast.hpp).
 #include <cstddef>
 
 #include "kernels/platform/vector_path.hpp"

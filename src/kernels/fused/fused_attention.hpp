@@ -49,7 +49,7 @@ struct FusedConfig {
   /// The block products' code: our register-blocked block_gemm on this vector path (unset: the
   /// widest the CPU runs, kernels/platform/vector_path.hpp), or BLAS (blas_products: for comparison).
   std::optional<VectorPath> path{};
-  bool blas_products = false;
+  bool blas_products = false;  ///< the forward only: the backward has block_gemm's products alone and refuses it
   /// The backward (fused_attention_backward.hpp): key blocks dealt round-robin to this many lanes,
   /// each a work item with its own dQ sums (a dQ-sized buffer for each lane after the first).
   /// It bounds the backward's threads at B·Hkv·lanes; with the block sizes it fixes the order of

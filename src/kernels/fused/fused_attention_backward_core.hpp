@@ -124,6 +124,15 @@ void lane_gradients(const Problem<T>& p, const BackwardInputs<T>& in, BackwardWo
 
 }  // namespace detail
 
+/// What the backward refuses, checked before any work (the forward included).
+template <class T>
+void check_backward_options(const AttentionOptions<T>& options, const FusedConfig& config) {
+  if (options.softcap > 0) throw std::invalid_argument("fused_attention_backward: softcap is not supported (its tanh is not differentiated)");
+  if (options.round) throw std::invalid_argument("fused_attention_backward: no storage rounding (use vl::attention_backward)");
+  if (config.blas_products) throw std::invalid_argument("fused_attention_backward: its block products are block_gemm's only");
+  if (config.block_q == 0 || config.block_k == 0) throw std::invalid_argument("fused_attention_backward: block sizes must be >= 1");
+}
+
 /// fused_attention_saved with the given steps.
 template <class Steps, class T>
 FusedSaved<T> fused_attention_saved_with(const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k, const xt::xtensor<T, 4>& v,
@@ -143,10 +152,7 @@ AttentionGradients<T, 4> fused_attention_backward_with(const xt::xtensor<T, 4>& 
                                                        const FusedSaved<T>& saved, const xt::xtensor<T, 4>& d_out,
                                                        const AttentionOptions<T>& options, const FusedConfig& config, FusedStats* stats) {
   auto shape = [](const auto& x) { return std::array<std::size_t, 4>{x.shape(0), x.shape(1), x.shape(2), x.shape(3)}; };
-  if (options.softcap > 0) throw std::invalid_argument("fused_attention_backward: softcap is not supported (its tanh is not differentiated)");
-  if (options.round) throw std::invalid_argument("fused_attention_backward: no storage rounding (use vl::attention_backward)");
-  if (config.blas_products) throw std::invalid_argument("fused_attention_backward: its block products are block_gemm's only");
-  if (config.block_q == 0 || config.block_k == 0) throw std::invalid_argument("fused_attention_backward: block sizes must be >= 1");
+  check_backward_options(options, config);
   detail::Problem<T> p = detail::make_problem<T>(shape(q), shape(k), shape(v), options, config);
   const std::size_t B = p.B, Hq = p.Hq, Sq = p.Sq, D = p.D, Hkv = p.Hkv, Sk = p.Sk, Dv = p.Dv;
   const std::array<std::size_t, 4> out_shape{B, Hq, Sq, Dv};
@@ -210,7 +216,7 @@ AttentionGradients<T, 4> fused_attention_backward_with(const xt::xtensor<T, 4>& 
     stats->output_bytes = (g.dq.size() + g.dk.size() + g.dv.size()) * sizeof(T);
     stats->key_blocks_computed = total.computed;
     stats->key_blocks_skipped = total.skipped;
-    stats->threads = threads;
+    stats->threads = items > 0 ? threads : 0;
   }
   return g;
 }

@@ -1,4 +1,4 @@
-// Chunked causal linear attention with BLAS on chunks; see linear_attention_fast.hpp. The body
+// Chunked causal linear attention with our block products on chunks; see linear_attention_fast.hpp. The body
 // is in linear_attention_fast_core.hpp; this file instantiates it with the kernel's own steps.
 #include "kernels/fused/linear_attention_fast.hpp"
 

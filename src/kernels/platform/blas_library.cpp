@@ -33,7 +33,15 @@ void* library() {
   return handle;
 }
 
-bool loaded() { return opened; }
+bool loaded() {
+  if (opened) return true;
+  // Opened by someone else (a host program linked against it, or that dlopened it): its pool runs too.
+  if (void* h = dlopen(VL_BLAS_SONAME, RTLD_LAZY | RTLD_NOLOAD)) {
+    dlclose(h);
+    return true;
+  }
+  return false;
+}
 
 void* symbol(const char* name) { return dlsym(library(), name); }
 

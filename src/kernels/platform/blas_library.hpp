@@ -15,7 +15,7 @@ namespace vl::blas {
 /// std::runtime_error naming the library and dlopen's reason when it cannot be opened.
 void* library();
 
-/// Whether the library has been opened (asking opens nothing).
+/// Whether the library is in the process, opened by us or by anyone else (asking opens nothing).
 bool loaded();
 
 /// A symbol of the library (opening it), or null when the library has no such symbol.

@@ -1,7 +1,8 @@
 #pragma once
 // OpenBLAS on one thread, its idle pool shut down, for the life of the object (the fused
-// kernel's workers each run their own BLAS calls). Absent OpenBLAS, nothing is changed; not yet
-// opened (blas_library.hpp), it has no pool: nothing is changed unless the code will call it.
+// kernel's workers each run their own BLAS calls). Not yet opened (blas_library.hpp), OpenBLAS has
+// no pool: nothing is changed unless the guarded code will call BLAS, which opens it first (and
+// throws, naming the library, where it cannot be opened).
 //
 // OpenBLAS's workers otherwise spin (sched_yield) for 2^28 TSC ticks (~0.1 s here) after the
 // library loads or after each threaded call, on the same cores as ours — 25 ms of an 85 ms
