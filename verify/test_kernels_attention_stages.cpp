@@ -9,6 +9,7 @@
 
 #include <xtensor/xview.hpp>
 
+#include "random_tensors.hpp"
 #include "kernels/reference/attention.hpp"
 #include "numeric/float16.hpp"
 
@@ -19,12 +20,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-xt::xtensor<double, 4> normal4(std::mt19937_64& g, std::array<std::size_t, 4> shape) {
-  std::normal_distribution<double> nd;
-  xt::xtensor<double, 4> x = xt::xtensor<double, 4>::from_shape(shape);
-  for (auto& e : x) e = nd(g);
-  return x;
-}
+using vl::verify::normal4;
 
 template <class A, class B>
 double max_abs_diff(const A& a, const B& b) {

@@ -13,6 +13,7 @@
 #include <xtensor/xrandom.hpp>
 #include <xtensor/xview.hpp>
 
+#include "random_tensors.hpp"
 #include "kernels/reference/attention.hpp"
 #include "kernels/fused/fused_attention.hpp"
 #include "kernels/fused/fused_attention_core.hpp"
@@ -23,13 +24,7 @@ BOOST_AUTO_TEST_SUITE(test_kernels_fused_attention)
 
 namespace {
 
-template <class T>
-xt::xtensor<T, 4> normal4(std::mt19937_64& g, std::array<std::size_t, 4> shape) {
-  std::normal_distribution<double> nd;
-  xt::xtensor<T, 4> x = xt::xtensor<T, 4>::from_shape(shape);
-  for (auto& e : x) e = T(nd(g));
-  return x;
-}
+using vl::verify::normal4;
 
 template <class T>
 double max_abs_diff(const xt::xtensor<T, 4>& a, const xt::xtensor<T, 4>& b) {

@@ -11,6 +11,7 @@
 #include <limits>
 #include <random>
 
+#include "random_tensors.hpp"
 #include "kernels/fused/fused_attention_backward.hpp"
 #include "kernels/reference/attention_backward.hpp"
 
@@ -19,13 +20,7 @@ BOOST_AUTO_TEST_SUITE(test_kernels_fused_backward)
 
 namespace {
 
-template <class T>
-xt::xtensor<T, 4> normal4(std::mt19937_64& g, std::array<std::size_t, 4> shape) {
-  std::normal_distribution<double> nd;
-  xt::xtensor<T, 4> x = xt::xtensor<T, 4>::from_shape(shape);
-  for (auto& e : x) e = T(nd(g));
-  return x;
-}
+using vl::verify::normal4;
 
 // max |a − b| over the three gradients; a NaN on one side only counts as ∞, on both as 0.
 template <class T>
