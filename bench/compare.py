@@ -189,10 +189,9 @@ def time_eval_other(lessons: Path, runs: int, env=None) -> dict:
     rng = np.random.default_rng(1)
     out = {}
     for n in (16, 16384):
-        for name in "qkv":
-            np.save(tmp / f"l{name}{n}.npy", rng.standard_normal((n, D)).astype(np.float32))
-        cmd = [str(lessons), "eval", "linear-attention", "--form", "chunked", "--chunk", "64", "--out", str(tmp / "lo.npy"),
-               *[x for name in "qkv" for x in (f"--{name}", str(tmp / f"l{name}{n}.npy"))]]
+        attention_args = eval_inputs(tmp, n)[1]  # q, k, v (n, D) float32, as eval attention's
+        inputs = attention_args[attention_args.index("--q"):attention_args.index("--out")]
+        cmd = [str(lessons), "eval", "linear-attention", "--form", "chunked", "--chunk", "64", *inputs, "--out", str(tmp / "lo.npy")]
         out[f"linear_chunked_{n}"] = time_process(cmd, runs, tmp, env)
     d, s = 64, 16
     files = {"x": (s, d), "w": (3 * d, d), "b": (3 * d,), "ow": (d, d), "ob": (d,)}

@@ -24,11 +24,7 @@ template <class T>
 AttentionGradients<T, 4> fused_attention_backward(const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k, const xt::xtensor<T, 4>& v,
                                                   const xt::xtensor<T, 4>& d_out, const AttentionOptions<T>& options,
                                                   const FusedConfig& config, FusedStats* stats) {
-  check_backward_options(options, config);  // before the forward's work, not after it
-  check_attention_inputs(q.shape(), k.shape(), v.shape(), options.kv_lengths);
-  if (d_out.shape() != std::array<std::size_t, 4>{q.shape(0), q.shape(1), q.shape(2), v.shape(3)})
-    throw std::invalid_argument(fmt::format("fused_attention_backward: dO has shape ({}), the output ({}, {}, {}, {})",
-                                            fmt::join(d_out.shape(), ", "), q.shape(0), q.shape(1), q.shape(2), v.shape(3)));
+  check_backward_inputs(q, k, v, d_out, options, config);  // before the forward's work, not after it
   AttentionOptions<T> forward = options;  // the backward returns gradients only: no weights or score stages to form
   forward.return_weights = false;
   forward.return_scores.reset();

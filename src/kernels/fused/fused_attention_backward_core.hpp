@@ -22,7 +22,7 @@ struct BackwardWorkspace {
   std::size_t ld;
   std::vector<T> st, dst, qt, dot, m, sum, alpha, acc_k, acc_v;
   BackwardWorkspace(std::size_t bq, std::size_t bk, std::size_t d, std::size_t dv)
-      : ld((bq + 15) / 16 * 16 + 16),
+      : ld(padded_ld(bq)),
         st(bk * ld),
         dst(bk * ld),
         qt(d * ld),
@@ -52,10 +52,8 @@ template <class T>
 void pack_query_block(const Problem<T>& p, const BackwardInputs<T>& in, BackwardWorkspace<T>& w, std::size_t b, std::size_t h,
                       std::size_t i0, std::size_t nq) {
   const std::size_t row0 = (b * p.Hq + h) * p.Sq + i0, ld = w.ld;
-  const T* q = p.q + row0 * p.D;
+  pack_scaled_queries(p, p.q + row0 * p.D, nq, w.qt.data(), ld);
   const T* d_out = in.d_out + row0 * p.Dv;
-  for (std::size_t r = 0; r < nq; ++r)
-    for (std::size_t t = 0; t < p.D; ++t) w.qt[t * ld + r] = p.scale * q[r * p.D + t];
   for (std::size_t r = 0; r < nq; ++r)
     for (std::size_t t = 0; t < p.Dv; ++t) w.dot[t * ld + r] = d_out[r * p.Dv + t];
 }
@@ -72,9 +70,7 @@ void block_pair(const Problem<T>& p, const BackwardInputs<T>& in, BackwardWorksp
   T* st = w.st.data();
   T* dst = w.dst.data();
   block_gemm(p.path, false, false, nk, nq, p.D, k, p.D, w.qt.data(), ld, st, ld);
-  const bool causal_partial = p.causal && std::ptrdiff_t(j0 + nk) - 1 > std::ptrdiff_t(i0) + place.offset;
-  if (p.softcap > 0 || p.bias || p.allowed || causal_partial || place.banded)
-    mask_block(p, st, ld, b, h, i0, nq, j0, nk, place.offset, place.L, causal_partial, place.banded);
+  mask_scores(p, st, ld, b, h, i0, nq, j0, nk, place);
   // With m = lse (≥ every score of its row) the softmax step's maximum stays lse, so it writes
   // p = exp(s − lse); a row with lse = −∞ (no visible key) gets p = 0, a NaN lse NaN.
   std::copy(in.lse + row0, in.lse + row0 + nq, w.m.begin());
@@ -124,24 +120,29 @@ void lane_gradients(const Problem<T>& p, const BackwardInputs<T>& in, BackwardWo
 
 }  // namespace detail
 
-/// What the backward refuses, checked before any work (the forward included).
+/// What the backward refuses, checked before any work (the forward included): its options, the
+/// inputs as vl::attention checks them, and dO's shape, the output's (B, Hq, Sq, Dv).
 template <class T>
-void check_backward_options(const AttentionOptions<T>& options, const FusedConfig& config) {
+void check_backward_inputs(const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k, const xt::xtensor<T, 4>& v, const xt::xtensor<T, 4>& d_out,
+                           const AttentionOptions<T>& options, const FusedConfig& config) {
   if (options.softcap > 0) throw std::invalid_argument("fused_attention_backward: softcap is not supported (its tanh is not differentiated)");
   if (options.round) throw std::invalid_argument("fused_attention_backward: no storage rounding (use vl::attention_backward)");
   if (config.blas_products) throw std::invalid_argument("fused_attention_backward: its block products are block_gemm's only");
   if (config.block_q == 0 || config.block_k == 0) throw std::invalid_argument("fused_attention_backward: block sizes must be >= 1");
+  check_attention_inputs(q.shape(), k.shape(), v.shape(), options.kv_lengths);
+  if (d_out.shape() != std::array<std::size_t, 4>{q.shape(0), q.shape(1), q.shape(2), v.shape(3)})
+    throw std::invalid_argument(fmt::format("fused_attention_backward: dO has shape ({}), the output ({}, {}, {}, {})",
+                                            fmt::join(d_out.shape(), ", "), q.shape(0), q.shape(1), q.shape(2), v.shape(3)));
 }
 
 /// fused_attention_saved with the given steps.
 template <class Steps, class T>
 FusedSaved<T> fused_attention_saved_with(const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k, const xt::xtensor<T, 4>& v,
                                          const AttentionOptions<T>& options, const FusedConfig& config) {
-  auto shape = [](const auto& x) { return std::array<std::size_t, 4>{x.shape(0), x.shape(1), x.shape(2), x.shape(3)}; };
   FusedSaved<T> s;
   s.output = xt::xtensor<T, 4>::from_shape({q.shape(0), q.shape(1), q.shape(2), v.shape(3)});
   s.lse = xt::xtensor<T, 3>::from_shape({q.shape(0), q.shape(1), q.shape(2)});
-  detail::fused_core<Steps, T>(shape(q), shape(k), shape(v), q.data(), k.data(), v.data(), s.output.data(), s.lse.data(), options, config,
+  detail::fused_core<Steps, T>(q.shape(), k.shape(), v.shape(), q.data(), k.data(), v.data(), s.output.data(), s.lse.data(), options, config,
                                nullptr);
   return s;
 }
@@ -151,17 +152,13 @@ template <class Steps, class T>
 AttentionGradients<T, 4> fused_attention_backward_with(const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k, const xt::xtensor<T, 4>& v,
                                                        const FusedSaved<T>& saved, const xt::xtensor<T, 4>& d_out,
                                                        const AttentionOptions<T>& options, const FusedConfig& config, FusedStats* stats) {
-  auto shape = [](const auto& x) { return std::array<std::size_t, 4>{x.shape(0), x.shape(1), x.shape(2), x.shape(3)}; };
-  check_backward_options(options, config);
-  detail::Problem<T> p = detail::make_problem<T>(shape(q), shape(k), shape(v), options, config);
+  check_backward_inputs(q, k, v, d_out, options, config);
+  detail::Problem<T> p = detail::make_problem<T>(q.shape(), k.shape(), v.shape(), options, config);
   const std::size_t B = p.B, Hq = p.Hq, Sq = p.Sq, D = p.D, Hkv = p.Hkv, Sk = p.Sk, Dv = p.Dv;
-  const std::array<std::size_t, 4> out_shape{B, Hq, Sq, Dv};
-  if (shape(d_out) != out_shape || shape(saved.output) != out_shape ||
-      saved.lse.shape() != std::array<std::size_t, 3>{B, Hq, Sq})
-    throw std::invalid_argument(fmt::format("fused_attention_backward: dO ({}), O ({}) and lse ({}) must be shaped ({}), ({}) and ({})",
-                                            fmt::join(d_out.shape(), ", "), fmt::join(saved.output.shape(), ", "),
-                                            fmt::join(saved.lse.shape(), ", "), fmt::join(out_shape, ", "), fmt::join(out_shape, ", "),
-                                            fmt::join(std::array<std::size_t, 3>{B, Hq, Sq}, ", ")));
+  if (saved.output.shape() != d_out.shape() || saved.lse.shape() != std::array<std::size_t, 3>{B, Hq, Sq})
+    throw std::invalid_argument(fmt::format("fused_attention_backward: the saved O ({}) and lse ({}) must be shaped ({}, {}, {}, {}) and ({}, {}, {})",
+                                            fmt::join(saved.output.shape(), ", "), fmt::join(saved.lse.shape(), ", "), B, Hq, Sq, Dv, B,
+                                            Hq, Sq));
   p.q = q.data(), p.k = k.data(), p.v = v.data();
 
   // Δ_i = rowsum(dO_i ⊙ O_i) = rowsum(P_i ⊙ dP_i)

@@ -73,17 +73,20 @@ struct Problem {
   VectorPath path;  // block_gemm's
 };
 
+// The row stride of a block with bq columns (queries): bq rounded up to 16 values, plus 16. A
+// stride of a power of two (bq = 128: 512 bytes) would put a column's values in a few cache sets.
+inline std::size_t padded_ld(std::size_t bq) { return (bq + 15) / 16 * 16 + 16; }
+
 // One thread's buffers: the score block Sᵀ (block_k × block_q, key-major), the accumulator
 // (block_q × Dv), per query m, l and the block's sum and alpha, and Q_blkᵀ packed for block_gemm
 // (D × block_q; none for the BLAS products).
-// Sᵀ and Q_blkᵀ have rows of `ld` = block_q rounded up to 16 values, plus 16: a row stride of a
-// power of two (block_q = 128: 512 bytes) would put a column's values in a few cache sets.
+// Sᵀ and Q_blkᵀ have rows of `ld` = padded_ld(block_q) values.
 template <class T>
 struct Workspace {
   std::size_t ld;
   std::vector<T> st, acc, m, l, sum, alpha, qt;
   Workspace(std::size_t bq, std::size_t bk, std::size_t dv, std::size_t d, bool pack_q)
-      : ld((bq + 15) / 16 * 16 + 16), st(bk * ld), acc(bq * dv), m(bq), l(bq), sum(bq), alpha(bq), qt(pack_q ? d * ld : 0) {}
+      : ld(padded_ld(bq)), st(bk * ld), acc(bq * dv), m(bq), l(bq), sum(bq), alpha(bq), qt(pack_q ? d * ld : 0) {}
   std::size_t bytes() const {
     std::size_t n = 0;
     for (const auto* b : {&st, &acc, &m, &l, &sum, &alpha, &qt}) n += b->capacity();
@@ -150,6 +153,26 @@ Placement placement(const Problem<T>& p, std::size_t b) {
   return {L, offset, p.left >= 0 || p.right >= 0 || L < std::ptrdiff_t(p.Sk)};
 }
 
+// scale·Q_blkᵀ (D × rows, leading dimension ld) from Q_blk's rows q (rows × D): packed once per
+// query block, so that block_gemm's vectors run over the queries. The backward packs with this
+// too, and so recomputes the forward's scores bit for bit.
+template <class T>
+void pack_scaled_queries(const Problem<T>& p, const T* q, std::size_t rows, T* qt, std::size_t ld) {
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t t = 0; t < p.D; ++t) qt[t * ld + r] = p.scale * q[r * p.D + t];
+}
+
+// The masks of the block of queries [i0, i0 + rows) against keys [j0, j0 + cols) (mask_block),
+// where any applies: the causal frontier cuts the block when its last key lies beyond the
+// first row's position (query i0 sees keys ≤ i0 + offset).
+template <class T>
+void mask_scores(const Problem<T>& p, T* st, std::size_t ld, std::size_t b, std::size_t h, std::size_t i0, std::size_t rows, std::size_t j0,
+                 std::size_t cols, const Placement& place) {
+  const bool causal_partial = p.causal && std::ptrdiff_t(j0 + cols) - 1 > std::ptrdiff_t(i0) + place.offset;
+  if (p.softcap > 0 || p.bias || p.allowed || causal_partial || place.banded)
+    mask_block(p, st, ld, b, h, i0, rows, j0, cols, place.offset, place.L, causal_partial, place.banded);
+}
+
 // One work item: batch b, query head h, query rows [i0, i1).
 template <class Steps, class T>
 void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_t h, std::size_t i0, std::size_t i1,
@@ -166,18 +189,13 @@ void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_
   std::fill(w.l.begin(), w.l.begin() + rows, T(0));
 
   const std::size_t ld = w.ld;  // of Sᵀ and Q_blkᵀ
-  if (!c.blas_products) {  // scale·Q_blkᵀ (D × rows), once for all key blocks: block_gemm vectorises over the queries
-    T* qt = w.qt.data();
-    for (std::size_t r = 0; r < rows; ++r)
-      for (std::size_t t = 0; t < D; ++t) qt[t * ld + r] = p.scale * q[r * D + t];
-  }
+  if (!c.blas_products) pack_scaled_queries(p, q, rows, w.qt.data(), ld);  // once for all key blocks
 
   const std::size_t bk = c.block_k;
   const std::size_t n_blocks = Steps::key_blocks(Sk, bk);
-  const auto [L, offset, banded] = placement(p, b);
+  const Placement place = placement(p, b);
   // The last key any row of this block may see (causal): (i1 − 1) + offset.
-  const std::ptrdiff_t last_visible = std::ptrdiff_t(i1) - 1 + offset;
-  const std::ptrdiff_t first_row_limit = std::ptrdiff_t(i0) + offset;  // keys ≤ this are seen by every row
+  const std::ptrdiff_t last_visible = std::ptrdiff_t(i1) - 1 + place.offset;
   for (std::size_t kb = 0; kb < n_blocks; ++kb) {
     const std::size_t j0 = kb * bk, j1 = std::min(j0 + bk, Sk), cols = j1 - j0;
     if (p.causal && Steps::causal_block_hidden(std::ptrdiff_t(j0), last_visible, bk)) {  // and every later one
@@ -191,9 +209,7 @@ void query_block(const Problem<T>& p, Workspace<T>& w, std::size_t b, std::size_
     T* st = w.st.data();
     if (c.blas_products) blas::gemm(false, true, cols, rows, D, p.scale, k + j0 * D, D, q, D, T(0), st, ld);
     else block_gemm(p.path, false, false, cols, rows, D, k + j0 * D, D, w.qt.data(), ld, st, ld);
-    const bool causal_partial = p.causal && std::ptrdiff_t(j1) - 1 > first_row_limit;
-    if (p.softcap > 0 || p.bias || p.allowed || causal_partial || banded)
-      mask_block(p, st, ld, b, h, i0, rows, j0, cols, offset, L, causal_partial, banded);
+    mask_scores(p, st, ld, b, h, i0, rows, j0, cols, place);
     // The online softmax over this block: m, the block's sums and alpha for every query; then
     // each row's l and accumulator are rescaled (Steps::rescale).
     online_softmax_block(p.path, st, cols, rows, ld, w.m.data(), w.sum.data(), w.alpha.data());
@@ -303,9 +319,8 @@ void fused_core(const std::array<std::size_t, 4>& qs, const std::array<std::size
 template <class Steps, class T>
 xt::xtensor<T, 4> fused_attention_with(const xt::xtensor<T, 4>& q, const xt::xtensor<T, 4>& k, const xt::xtensor<T, 4>& v,
                                        const AttentionOptions<T>& options, const FusedConfig& config, FusedStats* stats = nullptr) {
-  auto shape = [](const auto& x) { return std::array<std::size_t, 4>{x.shape(0), x.shape(1), x.shape(2), x.shape(3)}; };
   xt::xtensor<T, 4> out = xt::xtensor<T, 4>::from_shape({q.shape(0), q.shape(1), q.shape(2), v.shape(3)});
-  detail::fused_core<Steps, T>(shape(q), shape(k), shape(v), q.data(), k.data(), v.data(), out.data(), nullptr, options, config, stats);
+  detail::fused_core<Steps, T>(q.shape(), k.shape(), v.shape(), q.data(), k.data(), v.data(), out.data(), nullptr, options, config, stats);
   return out;
 }
 
