@@ -1,10 +1,11 @@
-// Backend `fused`: the production instantiations of the fused and the fast chunked kernels.
+// Backend `fused`: the production instantiations of the fused and the fast chunked kernels; its
+// multi-head attention is multi_head_attention_fused (block products and the fused kernel, no BLAS).
 #include "backends/fused_backend.hpp"
 
 #include "kernels/fused/fused_attention.hpp"
 #include "kernels/fused/fused_attention_backward.hpp"
 #include "kernels/fused/linear_attention_fast.hpp"
-#include "kernels/reference/multi_head_attention.hpp"
+#include "kernels/fused/multi_head_attention_fused.hpp"
 
 namespace vl::backends {
 
@@ -54,10 +55,7 @@ template <class T>
 MhaResult<T, 3> fused_mha(const FusedBackend& self, const ops::Tensor3Of<T>& query, const ops::Tensor3Of<T>& key,
                           const ops::Tensor3Of<T>& value, const MhaParameters<T>& p, std::size_t heads, const MhaOptions<T>& o) {
   if (o.need_weights) self.lacks(Need(Op::multi_head_attention, Option::weights), "the fused kernel never forms them");
-  const auto attend = [&self](const Tensor4<T>& q, const Tensor4<T>& k, const Tensor4<T>& v, const AttentionOptions<T>& ao) {
-    return fused<T>(self, q, k, v, ao);
-  };
-  return vl::multi_head_attention_over<T>(attend, query, key, value, p, heads, o);
+  return {vl::multi_head_attention_fused<T>(query, key, value, p, heads, o), {}};
 }
 }  // namespace
 

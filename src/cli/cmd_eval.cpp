@@ -1,7 +1,8 @@
 // lessons eval: our reference kernels on anyone's .npy inputs, for auditing an implementation.
 //
 //   eval attention          softmax(scale·Q Kᵀ + M) V over (…, S, D), (B, H, S, D) or packed (B, S, H·D)
-//   eval mha                nn.MultiheadAttention's forward in PyTorch's parameter layout
+//   eval mha                nn.MultiheadAttention's forward in PyTorch's parameter layout (the fused kernels,
+//                           kernels/fused/multi_head_attention_fused.hpp; with --weights, the reference)
 //   eval positional-encoding    sinusoidal PE (N, D)
 //   eval linear-attention   causal linear attention, φ = elu + 1, in one of its three forms (the
 //                           chunked one by the fast kernel, kernels/fused/linear_attention_fast.hpp); with
@@ -26,6 +27,7 @@
 #include "kernels/reference/feature_map.hpp"
 #include "kernels/fused/fused_attention.hpp"
 #include "kernels/fused/linear_attention_fast.hpp"
+#include "kernels/fused/multi_head_attention_fused.hpp"
 #include "kernels/reference/heads.hpp"
 #include "kernels/reference/linear_attention.hpp"
 #include "kernels/reference/multi_head_attention.hpp"
@@ -294,16 +296,14 @@ void eval_mha(const MhaArgs& a, Precision p) {
     throw InputError(fmt::format("--heads {}: d_model {} is not divisible by the number of heads", a.heads, d));
   MhaOptions<T> options;
   options.need_weights = !a.weights.empty();
-  const std::size_t s = x.shape(1);
-  if (a.causal) {
-    xt::xarray<bool> blocked = xt::zeros<bool>({s, s});  // torch's convention: true = blocked
-    for (std::size_t i = 0; i < s; ++i)
-      for (std::size_t j = i + 1; j < s; ++j) blocked(i, j) = true;
-    options.attn_mask = blocked;
-  }
+  options.causal = a.causal;  // torch's attn_mask = triu(ones, 1), the kernel's top-left causal mask
   MhaResult<T, 3> r;
   try {
-    r = multi_head_self_attention<T, 3>(xt::xtensor<T, 3>(x), params, a.heads, options);
+    const xt::xtensor<T, 3> x3 = x;
+    // The weights are formed by the reference kernel alone; without them, the fused one (block
+    // products, no Sq × Sk matrix, no BLAS to open).
+    if (options.need_weights) r = multi_head_self_attention<T, 3>(x3, params, a.heads, options);
+    else r.output = multi_head_attention_fused<T>(x3, x3, x3, params, a.heads, options);
   } catch (const std::invalid_argument& e) {
     throw InputError(fmt::format("eval mha: {}", e.what()));
   }
@@ -406,7 +406,7 @@ void add_eval_command(CLI::App& app) {
   });
 
   auto mh = std::make_shared<MhaArgs>();
-  auto* mha = eval->add_subcommand("mha", "nn.MultiheadAttention forward (batch_first), PyTorch's parameter layout");
+  auto* mha = eval->add_subcommand("mha", "nn.MultiheadAttention forward (batch_first), PyTorch's parameter layout (the fused kernels; with --weights, the reference)");
   mha->add_option("--x", mh->x, "inputs (B, S, d) or (S, d)")->required();
   mha->add_option("--in-proj-weight", mh->w_in, "(3d, d): W_Q, W_K, W_V stacked")->required();
   mha->add_option("--in-proj-bias", mh->b_in, "(3d)")->required();

@@ -145,6 +145,25 @@ class Eval(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             np.testing.assert_allclose(np.load(self.path("y.npy")), ref.numpy(), rtol=0, atol=1e-12)
             np.testing.assert_allclose(np.load(self.path("w.npy")), ref_w.numpy(), rtol=0, atol=1e-12)
+            # Without --weights the fused kernels compute it (block products, the fused attention):
+            # other sums in another order, the same function to float64's round-off.
+            fused = args[:args.index("--weights")] + args[args.index("--weights") + 2:]
+            os.remove(self.path("y.npy"))
+            r = run(*fused)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            np.testing.assert_allclose(np.load(self.path("y.npy")), ref.numpy(), rtol=0, atol=1e-12)
+            # float32 inputs, float32 output: within float32's round-off of the float64 module's:
+            # |y| ≤ ~4 here, a few chains of 16 products and a softmax, each step ≤ 2^-24 relative
+            # (≈ 6·10⁻⁸); seen: 7.7·10⁻⁷ at most, 1e-5 leaves a margin of 13 and fails a wrong weight.
+            f32 = [a.replace(".npy", "32.npy") if isinstance(a, str) and a.endswith(".npy") and "y.npy" not in a else a for a in fused]
+            for a, b in zip(fused, f32):
+                if a != b:
+                    np.save(b, np.load(a).astype(np.float32))
+            r = run(*f32)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            y32 = np.load(self.path("y.npy"))
+            self.assertEqual(y32.dtype, np.float32)
+            np.testing.assert_allclose(y32, ref.numpy(), rtol=0, atol=1e-5)
 
     def test_linear_attention_three_forms(self):
         n = self.rng.standard_normal
@@ -188,6 +207,24 @@ class OpenBlasOnDemand(unittest.TestCase):
 
     def test_fast_chunked_linear_attention_never_loads_openblas(self):
         self.assertNotRegex(self.loaded_files("eval", "linear-attention", "--form", "chunked", "--chunk", "4"), self.OPENBLAS_INIT)
+
+    def test_fused_mha_never_loads_openblas(self):
+        # Without --weights, eval mha is the fused kernels' (kernels/fused/multi_head_attention_fused.hpp);
+        # with them, the reference's, whose products are BLAS's.
+        d = tempfile.mkdtemp(prefix="vl_blas_")
+        rng = np.random.default_rng(4)
+        files = {"--x": (16, 8), "--in-proj-weight": (24, 8), "--in-proj-bias": (24,), "--out-proj-weight": (8, 8), "--out-proj-bias": (8,)}
+        args = ["eval", "mha", "--heads", "2", "--out", os.path.join(d, "y.npy")]
+        for option, shape in files.items():
+            args += [option, os.path.join(d, option.strip("-") + ".npy")]
+            np.save(args[-1], rng.standard_normal(shape).astype(np.float32))
+        def log(*extra):
+            r = subprocess.run([LESSONS, *args, *extra], capture_output=True, text=True, timeout=300, env={**os.environ, "LD_DEBUG": "files"})
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            self.assertRegex(r.stderr, r"calling init: \S*libstdc\+\+")
+            return r.stderr
+        self.assertNotRegex(log(), self.OPENBLAS_INIT)
+        self.assertRegex(log("--weights", os.path.join(d, "w.npy")), self.OPENBLAS_INIT)
 
     def test_a_blas_path_loads_it_when_it_runs(self):
         self.assertRegex(self.loaded_files("eval", "linear-attention", "--form", "parallel"), self.OPENBLAS_INIT)

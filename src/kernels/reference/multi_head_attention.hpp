@@ -42,14 +42,23 @@ namespace vl {
 
 namespace detail {
 
-/// X W[rows]ᵀ + b[rows] for one of the three stacked projections: X (S, d) → (S, d).
-template <class T, class E>
-xt::xtensor<T, 2> mha_project(const E& x, const MhaParameters<T>& p, std::size_t which, std::size_t d) {
-  const auto w = xt::view(p.in_proj_weight, xt::range(which * d, (which + 1) * d), xt::all());
-  xt::xtensor<T, 2> y = matmul<T>(x, xt::transpose(w));
+/// The reference's affine map, on matmul (BLAS):  Y = X Wᵀ + b,  X (S, d_in), W (d_out, d_in),
+/// b (d_out) → Y (S, d_out).
+struct MatmulAffine {
+  template <class T>
+  xt::xtensor<T, 2> operator()(const xt::xtensor<T, 2>& x, const xt::xtensor<T, 2>& w, const xt::xtensor<T, 1>& b) const {
+    xt::xtensor<T, 2> y = matmul<T>(x, xt::transpose(w));
+    y += xt::view(b, xt::newaxis(), xt::all());
+    return y;
+  }
+};
+
+/// X W[rows]ᵀ + b[rows] for one of the three stacked projections: X (S, d) → (S, d), by `affine`.
+template <class T, class E, class Affine = MatmulAffine>
+xt::xtensor<T, 2> mha_project(const E& x, const MhaParameters<T>& p, std::size_t which, std::size_t d, const Affine& affine = {}) {
+  const xt::xtensor<T, 2> w = xt::view(p.in_proj_weight, xt::range(which * d, (which + 1) * d), xt::all());
   const xt::xtensor<T, 1> b = xt::view(p.in_proj_bias, xt::range(which * d, (which + 1) * d));
-  y += xt::view(b, xt::newaxis(), xt::all());
-  return y;
+  return affine.template operator()<T>(x, w, b);
 }
 
 /// A torch attn_mask (Sq, Sk) or (B·H, Sq, Sk) as a kernel mask broadcastable to (B, H, Sq, Sk).
@@ -98,11 +107,12 @@ AttentionOptions<T> kernel_options(const MhaOptions<T>& o, std::size_t B, std::s
 
 /// Batched form over any scaled dot-product kernel: `attend(Q, K, V, AttentionOptions)` →
 /// AttentionResult<T, 4> on (B, H, S, dh) heads (attention.hpp's, or a fused kernel's, which
-/// returns no weights: then ask for none). See the file comment.
-template <class T, class Attend>
+/// returns no weights: then ask for none), and any affine map `affine(X, W, b)` = X Wᵀ + b for the
+/// four projections (MatmulAffine's BLAS, or the fused kernels' block products). See the file comment.
+template <class T, class Attend, class Affine = detail::MatmulAffine>
 MhaResult<T, 3> multi_head_attention_over(const Attend& attend, const xt::xtensor<T, 3>& query, const xt::xtensor<T, 3>& key,
                                           const xt::xtensor<T, 3>& value, const MhaParameters<T>& p, std::size_t num_heads,
-                                          const MhaOptions<T>& o) {
+                                          const MhaOptions<T>& o, const Affine& affine = {}) {
   const std::size_t d = p.in_proj_weight.shape(1);
   if (num_heads == 0 || d % num_heads != 0) {
     throw std::invalid_argument(fmt::format("multi_head_attention: embed_dim d = {} is not divisible by num_heads = {} "
@@ -126,7 +136,7 @@ MhaResult<T, 3> multi_head_attention_over(const Attend& attend, const xt::xtenso
   // Project, split into heads: (B, H, S, dh).
   auto project = [&](const xt::xtensor<T, 3>& x, std::size_t which, std::size_t s) {
     xt::xtensor<T, 3> y = xt::xtensor<T, 3>::from_shape({B, s, d});
-    for (std::size_t b = 0; b < B; ++b) xt::view(y, b) = detail::mha_project<T>(xt::view(x, b), p, which, d);
+    for (std::size_t b = 0; b < B; ++b) xt::view(y, b) = detail::mha_project<T>(xt::view(x, b), p, which, d, affine);
     return split_heads<T>(y, H);
   };
   AttentionResult<T, 4> heads = attend(project(query, 0, sq), project(key, 1, sk), project(value, 2, sk), ao);
@@ -136,9 +146,7 @@ MhaResult<T, 3> multi_head_attention_over(const Attend& attend, const xt::xtenso
   MhaResult<T, 3> r;
   r.output = xt::xtensor<T, 3>::from_shape({B, sq, d});
   for (std::size_t b = 0; b < B; ++b) {
-    xt::xtensor<T, 2> out = matmul<T>(xt::view(concat, b), xt::transpose(p.out_proj_weight));
-    out += xt::view(p.out_proj_bias, xt::newaxis(), xt::all());
-    xt::view(r.output, b) = out;
+    xt::view(r.output, b) = affine.template operator()<T>(xt::view(concat, b), p.out_proj_weight, p.out_proj_bias);
   }
   if (o.need_weights) r.weights = std::move(heads.weights);
   return r;
