@@ -1,4 +1,5 @@
-// The linear family's forms against n (kernels/reference/linear_family_heads.hpp): one head,
+// The linear family's forms against n (kernels/reference/linear_family_heads.hpp), and the fast
+// chunked kernel at T = 16k (kernels/fused/linear_family_fast.hpp): one head,
 // d_k = d_v = 64, chunk 64, float64, per-head decay. The lesson's cost claims count these kernels'
 // multiply-adds (specs/linear_family.md); this is their measured time, from which the log-log
 // slope over n is read beside the counted one (not a test: timing stays out of ctest).
@@ -7,6 +8,8 @@
 #include <cmath>
 #include <random>
 
+#include "kernels/fused/linear_family_fast.hpp"
+#include "kernels/platform/blas_threads.hpp"
 #include "kernels/reference/linear_family_heads.hpp"
 
 namespace {
@@ -51,6 +54,23 @@ void family(benchmark::State& state, vl::UpdateRule rule, vl::FamilyForm form) {
 void BM_linear_family(benchmark::State& state, vl::UpdateRule rule, vl::FamilyForm form) { family<double>(state, rule, form); }
 void BM_linear_family_f32(benchmark::State& state, vl::UpdateRule rule) { family<float>(state, rule, vl::FamilyForm::chunked); }
 
+// The fast chunked kernel (kernels/fused/linear_family_fast.hpp) on the same inputs, every thread.
+// It tallies nothing; its "rate" counts the multiply-adds the reference's chunked form tallies for
+// the same problem (the same eight products per chunk and the UT substitution), counted once here.
+void BM_linear_family_fast_f32(benchmark::State& state, vl::UpdateRule rule) {
+  const std::size_t n = std::size_t(state.range(0)), d = 64;
+  const vl::FamilyInputs<float> in = inputs<float>(n, d);
+  const vl::FamilyOptions o{rule, vl::FamilyForm::chunked, 64, {}};
+  vl::multiply_adds() = 0;
+  vl::linear_family<float>(in, o);
+  const double counted = double(vl::multiply_adds());
+  vl::blas::SingleThreaded quiet(true);  // the counting run's OpenBLAS pool, stopped while ours run
+  for (auto _ : state) benchmark::DoNotOptimize(vl::linear_family_chunked_fast<float>(in, o).o.data());
+  state.counters["multiply_adds"] = counted;
+  state.counters["rate"] = benchmark::Counter(2 * counted, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["n"] = double(n);
+}
+
 }  // namespace
 
 // The chunked form, every rule, n = 1k … 64k (counted: linear in n); the recurrent form over the
@@ -65,4 +85,7 @@ BENCHMARK_CAPTURE(BM_linear_family, parallel_gated_delta, vl::UpdateRule::gated_
 BENCHMARK_CAPTURE(BM_linear_family_f32, gated, vl::UpdateRule::gated)->Arg(16384)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK_CAPTURE(BM_linear_family_f32, delta, vl::UpdateRule::delta)->Arg(16384)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK_CAPTURE(BM_linear_family_f32, gated_delta, vl::UpdateRule::gated_delta)->Arg(16384)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK_CAPTURE(BM_linear_family_fast_f32, gated, vl::UpdateRule::gated)->Arg(16384)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK_CAPTURE(BM_linear_family_fast_f32, delta, vl::UpdateRule::delta)->Arg(16384)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK_CAPTURE(BM_linear_family_fast_f32, gated_delta, vl::UpdateRule::gated_delta)->Arg(16384)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK_MAIN();

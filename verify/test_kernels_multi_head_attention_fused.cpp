@@ -29,19 +29,19 @@ namespace {
 namespace bdata = boost::unit_test::data;
 
 template <class T = double, std::size_t N>
-xt::xtensor<T, N> normal(std::mt19937_64& g, std::array<std::size_t, N> shape, double sd = 1) {
+xt::xtensor<T, N> mha_normal(std::mt19937_64& g, std::array<std::size_t, N> shape, double sd = 1) {
   std::normal_distribution<double> nd(0, sd);
   xt::xtensor<T, N> x = xt::xtensor<T, N>::from_shape(shape);
   for (auto& e : x) e = T(nd(g));
   return x;
 }
 
-vl::MhaParameters<double> parameters(std::mt19937_64& g, std::size_t d) {
+vl::MhaParameters<double> mha_parameters(std::mt19937_64& g, std::size_t d) {
   vl::MhaParameters<double> p;
-  p.in_proj_weight = normal<double, 2>(g, {3 * d, d}, 1 / std::sqrt(double(d)));
-  p.in_proj_bias = normal<double, 1>(g, {3 * d});
-  p.out_proj_weight = normal<double, 2>(g, {d, d}, 1 / std::sqrt(double(d)));
-  p.out_proj_bias = normal<double, 1>(g, {d});
+  p.in_proj_weight = mha_normal<double, 2>(g, {3 * d, d}, 1 / std::sqrt(double(d)));
+  p.in_proj_bias = mha_normal<double, 1>(g, {3 * d});
+  p.out_proj_weight = mha_normal<double, 2>(g, {d, d}, 1 / std::sqrt(double(d)));
+  p.out_proj_bias = mha_normal<double, 1>(g, {d});
   return p;
 }
 
@@ -58,7 +58,7 @@ vl::MhaParameters<T> cast(const vl::MhaParameters<double>& p) {
 // The masks of one case: 0 none, 1 attn_mask (Sq, Sk), 2 attn_mask (B·H, Sq, Sk), 3 attn_bias,
 // 4 key_padding_mask, 5 causal top-left, 6 causal bottom-right with key padding.
 template <class T>
-vl::MhaOptions<T> options(std::mt19937_64& g, int kind, std::size_t B, std::size_t H, std::size_t sq, std::size_t sk) {
+vl::MhaOptions<T> mha_options(std::mt19937_64& g, int kind, std::size_t B, std::size_t H, std::size_t sq, std::size_t sk) {
   vl::MhaOptions<T> o;
   o.need_weights = false;
   std::bernoulli_distribution hide(0.3);
@@ -70,7 +70,7 @@ vl::MhaOptions<T> options(std::mt19937_64& g, int kind, std::size_t B, std::size
   if (kind == 1) o.attn_mask = blocked({sq, sk});
   if (kind == 2) o.attn_mask = blocked({B * H, sq, sk});
   if (kind == 3) {
-    xt::xarray<T> bias = xt::cast<T>(normal<double, 2>(g, {sq, sk}));
+    xt::xarray<T> bias = xt::cast<T>(mha_normal<double, 2>(g, {sq, sk}));
     bias(0, 0) = -std::numeric_limits<T>::infinity();
     o.attn_bias = bias;
   }
@@ -80,24 +80,24 @@ vl::MhaOptions<T> options(std::mt19937_64& g, int kind, std::size_t B, std::size
   return o;
 }
 
-struct Shape {
+struct MhaShape {
   std::size_t B, sq, sk, d, H;
 };
-std::ostream& operator<<(std::ostream& os, const Shape& s) {
+std::ostream& operator<<(std::ostream& os, const MhaShape& s) {
   return os << "B=" << s.B << " Sq=" << s.sq << " Sk=" << s.sk << " d=" << s.d << " H=" << s.H;
 }
 // Self-attention (Sq = Sk) and cross-attention, head sizes 1 … 16 (none a vector width's multiple
 // but 8 and 16), one row, one key.
-const Shape kShapes[] = {{1, 5, 5, 8, 2}, {2, 7, 7, 12, 3}, {2, 3, 9, 6, 6}, {1, 1, 1, 4, 1}, {1, 17, 4, 16, 1}, {2, 33, 33, 24, 4}};
+const MhaShape kMhaShapes[] = {{1, 5, 5, 8, 2}, {2, 7, 7, 12, 3}, {2, 3, 9, 6, 6}, {1, 1, 1, 4, 1}, {1, 17, 4, 16, 1}, {2, 33, 33, 24, 4}};
 
 }  // namespace
 
-BOOST_DATA_TEST_CASE(matches_the_reference_module, bdata::make(kShapes) * bdata::xrange(7), shape, kind) {
+BOOST_DATA_TEST_CASE(matches_the_reference_module, bdata::make(kMhaShapes) * bdata::xrange(7), shape, kind) {
   std::mt19937_64 g(100 + 7 * shape.sq + kind);
-  const auto p = parameters(g, shape.d);
-  const auto query = normal<double, 3>(g, {shape.B, shape.sq, shape.d});
-  const auto key = shape.sq == shape.sk ? query : normal<double, 3>(g, {shape.B, shape.sk, shape.d});
-  const auto o = options<double>(g, kind, shape.B, shape.H, shape.sq, shape.sk);
+  const auto p = mha_parameters(g, shape.d);
+  const auto query = mha_normal<double, 3>(g, {shape.B, shape.sq, shape.d});
+  const auto key = shape.sq == shape.sk ? query : mha_normal<double, 3>(g, {shape.B, shape.sk, shape.d});
+  const auto o = mha_options<double>(g, kind, shape.B, shape.H, shape.sq, shape.sk);
   const auto want = vl::multi_head_attention<double>(query, key, key, p, shape.H, o).output;
   const auto got = vl::multi_head_attention_fused<double>(query, key, key, p, shape.H, o);
   BOOST_REQUIRE(got.shape() == want.shape());
@@ -119,8 +119,8 @@ BOOST_DATA_TEST_CASE(matches_the_reference_module, bdata::make(kShapes) * bdata:
 
 BOOST_AUTO_TEST_CASE(refuses_the_weights_and_what_the_module_refuses) {
   std::mt19937_64 g(7);
-  const auto p = parameters(g, 6);
-  const auto x = normal<double, 3>(g, {1, 3, 6});
+  const auto p = mha_parameters(g, 6);
+  const auto x = mha_normal<double, 3>(g, {1, 3, 6});
   vl::MhaOptions<double> o;  // need_weights defaults to true: the module's default
   BOOST_CHECK_THROW(vl::multi_head_attention_fused<double>(x, x, x, p, 2, o), std::invalid_argument);
   o.need_weights = false;
@@ -134,8 +134,8 @@ BOOST_AUTO_TEST_CASE(a_query_that_sees_no_key_gives_the_output_bias) {
   // The module's convention (multi_head_attention.hpp): zero weights, a zero head output, so that
   // row's output is b_o; the other rows are the reference's.
   std::mt19937_64 g(8);
-  const auto p = parameters(g, 8);
-  const auto x = normal<double, 3>(g, {1, 4, 8});
+  const auto p = mha_parameters(g, 8);
+  const auto x = mha_normal<double, 3>(g, {1, 4, 8});
   vl::MhaOptions<double> o;
   o.need_weights = false;
   xt::xarray<bool> blocked = xt::zeros<bool>({std::size_t(4), std::size_t(4)});

@@ -1,12 +1,15 @@
 #pragma once
 // Backend `fused`: the kernels `lessons eval` runs. Attention is the fused, blocked kernel
 // (kernels/fused/fused_attention.hpp: the score matrix is never formed, so it has no weights);
-// multi-head attention is torch's module over that kernel (the projections as the plain
-// backend's, kernels/reference/multi_head_attention.hpp; no weights either); attention's backward
-// is FlashAttention-2's fused backward (kernels/fused/fused_attention_backward.hpp: the weights
-// recomputed per block from the forward's saved log-sum-exp); linear attention is the fast
-// chunked form (kernels/fused/linear_attention_fast.hpp). It has no other operation: a claim
-// that needs one is not applicable to it.
+// multi-head attention is torch's module with its projections on our block products and its heads
+// through that kernel (kernels/fused/multi_head_attention_fused.hpp; no weights either);
+// attention's backward is FlashAttention-2's fused backward (kernels/fused/fused_attention_backward.hpp:
+// the weights recomputed per block from the forward's saved log-sum-exp); linear attention is the
+// fast chunked form (kernels/fused/linear_attention_fast.hpp); the linear family's chunked form
+// with a decay per head is the fast kernel's (kernels/fused/linear_family_fast.hpp), its other
+// forms and a decay per key dimension the reference's (as the plain backend's), so that the claims
+// comparing forms judge the fast one against the reference's recurrence. It has no other
+// operation: a claim that needs one is not applicable to it.
 #include "backends/backend.hpp"
 
 namespace vl::backends {
@@ -16,7 +19,7 @@ class FusedBackend : public Backend {
   std::string name() const override { return "fused"; }
   std::string summary() const override {
     return "the kernels `lessons eval` runs: fused blocked attention and multi-head attention over it (no weights), "
-           "the fused backward, fast chunked linear attention";
+           "the fused backward, fast chunked linear attention and linear family";
   }
   bool ours() const override { return true; }
   /// float64 and float32 computed; bfloat16 and float16 stored (float32 arithmetic: StoredIn, in_precision.hpp).
@@ -25,7 +28,7 @@ class FusedBackend : public Backend {
   }
   bool supports(Need need) const override {
     return need == Need(Op::attention) || need == Need(Op::attention_backward) || need == Need(Op::multi_head_attention) ||
-           need == Need(Op::linear_chunked);
+           need == Need(Op::linear_chunked) || need == Need(Op::linear_family);
   }
 
   AttentionResult<double, 4> attention(const Tensor4<double>& q, const Tensor4<double>& k, const Tensor4<double>& v,
@@ -45,6 +48,8 @@ class FusedBackend : public Backend {
   Matrix linear_chunked(const Matrix& pq, const Matrix& pk, const Matrix& v, std::size_t chunk) const override;
   ops::MatrixOf<float> linear_chunked(const ops::MatrixOf<float>& pq, const ops::MatrixOf<float>& pk, const ops::MatrixOf<float>& v,
                                       std::size_t chunk) const override;
+  FamilyResult<double> linear_family(const FamilyInputs<double>& in, const FamilyOptions& o) const override;
+  FamilyResult<float> linear_family(const FamilyInputs<float>& in, const FamilyOptions& o) const override;
 };
 
 }  // namespace vl::backends

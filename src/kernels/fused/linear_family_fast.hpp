@@ -1,0 +1,40 @@
+#pragma once
+// The family of linear recurrences, chunked form (kernels/reference/linear_family.hpp's
+// family_chunked: the same equations), on raw buffers with our block products (block_gemm.hpp)
+// and the chunks' state-free work spread over threads. Per key/value head and chunk of m ≤ c
+// tokens [a, a + m), with the head's cumulative log-decay G_t = Σ_{a≤r≤t} g_r (0 for the
+// ungated rules), D_ts = exp(G_t − G_s) for s ≤ t and the scale s:
+//
+//   pass 1, every chunk at once (nothing depends on the state):
+//     A_j = s · tril(Q_j Kᵀ ⊙ D)                                (m × m, for each query head j)
+//     T   = (I + tril(diag β (K Kᵀ ⊙ D), −1))⁻¹ diag β          (m × m: the UT transform, delta rules)
+//     W   = T (K ⊙ e^G),   U₀ = T V     (delta rules; else U₀ = V)   (m × d_k), (m × d_v)
+//   pass 2, chunk after chunk, each key/value head at once (the state S, d_k × d_v):
+//     S_c = S,   U = U₀ − W S
+//     S  ← e^{G_last} S + K̃ᵀ U,   K̃ = K ⊙ e^{G_last − G}
+//   pass 3, every chunk at once:
+//     O_j = (s · Q_j ⊙ e^G) S_c + A_j U                          (m × d_v)
+//
+// Only the two products of pass 2 wait for the chunk before; the other six (and the UT
+// substitution) run on every thread. (The reference tallies the same eight products per chunk and
+// the substitution: bench/linear_family_bench.cpp rates this kernel by the reference's count.) Every sum has a fixed order (block_gemm's chains; the
+// substitution's rows in order), so any number of threads gives the same bits. Memory: A, W, U
+// and S_c of every chunk, O(n·(G·c + d_k + d_v) + (n/c)·d_k·d_v) per key/value head. The
+// decay must be one number per head and token (g of shape (B, Hkv, n, 1)); a per-key-dimension
+// decay is refused (the reference computes it).
+//
+// Shapes as ONNX LinearAttention's (kernels/reference/linear_family_heads.hpp): q (B, Hq, n, d_k),
+// k (B, Hkv, n, d_k), v (B, Hkv, n, d_v), g (B, Hkv, n, 1), beta (B, Hkv, n), past (B, Hkv, d_k, d_v)
+// → o (B, Hq, n, d_v), state (B, Hkv, d_k, d_v).
+#include <cstddef>
+
+#include "ops/linear_family.hpp"
+
+namespace vl {
+
+/// See the file comment. `threads` 0: the machine's. Throws std::invalid_argument on a form
+/// other than chunked, a per-key-dimension decay, and what the reference refuses (shapes, chunk 0).
+template <class T>
+FamilyResult<T> linear_family_chunked_fast(const FamilyInputs<T>& in, const FamilyOptions& o, std::size_t threads = 0);
+
+}  // namespace vl
