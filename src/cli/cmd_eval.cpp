@@ -25,6 +25,7 @@
 #include "cli/eval_outputs.hpp"
 #include "kernels/reference/attention.hpp"
 #include "kernels/reference/feature_map.hpp"
+#include "kernels/fused/feature_map_fast.hpp"
 #include "kernels/fused/fused_attention.hpp"
 #include "kernels/fused/linear_attention_fast.hpp"
 #include "kernels/fused/multi_head_attention_fused.hpp"
@@ -324,15 +325,19 @@ void eval_linear(const LinearArgs& a, Precision p) {
     if (x.dimension() != 2) throw InputError(fmt::format("{} {}: shape {}, expected (n, d)", option, path, dims_string(shape_of(x))));
     return reshaped_taking<xt::xtensor<T, 2>>(x, shape_of(x));
   };
-  const auto q = as2d(a.q, "--q"), k = as2d(a.k, "--k"), v = as2d(a.v, "--v");
+  auto q = as2d(a.q, "--q"), k = as2d(a.k, "--k");
+  const auto v = as2d(a.v, "--v");
   if (k.shape() != q.shape()) throw InputError(fmt::format("--k {}: shape {} differs from --q's {}", a.k, dims_string(shape_of(k)), dims_string(shape_of(q))));
   if (v.shape(0) != q.shape(0)) throw InputError(fmt::format("--v {}: {} rows, --q has {}", a.v, v.shape(0), q.shape(0)));
-  const auto pq = elu_plus_one<T, 2>(q), pk = elu_plus_one<T, 2>(k);
   xt::xtensor<T, 2> o;
-  if (a.form == "parallel") o = linear_attention_parallel<T>(pq, pk, v);
-  else if (a.form == "recurrent") o = linear_attention_recurrent<T>(pq, pk, v);
+  if (a.form == "parallel") o = linear_attention_parallel<T>(elu_plus_one<T, 2>(q), elu_plus_one<T, 2>(k), v);
+  else if (a.form == "recurrent") o = linear_attention_recurrent<T>(elu_plus_one<T, 2>(q), elu_plus_one<T, 2>(k), v);
   else if (a.chunk == 0) throw InputError("--chunk: the chunked form needs a chunk size >= 1");
-  else o = linear_attention_chunked_fast<T>(pq, pk, v, a.chunk);  // the chunked form's fast kernel, as attention's is the fused one
+  else {  // the chunked form's fast kernel and feature map (in place: q and k are not read again), as attention's is the fused kernel
+    elu_plus_one_fast_in_place(q);
+    elu_plus_one_fast_in_place(k);
+    o = linear_attention_chunked_fast<T>(q, k, v, a.chunk);
+  }
   const xt::xarray<T> out = reshaped_taking<xt::xarray<T>>(o, shape_of(o));  // no copy (4 MB at n = 16384, d = 64)
   save_results<T>({{a.out, "output", &out}});
 }

@@ -63,9 +63,10 @@ xt::xarray<T> checked_input(const std::string& path, const std::string& option, 
     if (info.shape[i] == 0) throw InputError(fmt::format("{} {}: dimension {} is empty", option, path, i));
   xt::xarray<T> x = precision == Precision::float16 ? npy::to_xarray<T>(load_npy(path, option))  // exact in double
                                                 : for_option(option, [&] { return npy::load_exact<T>(path); });
+  const T* values = x.data();  // row-major, as read
   for (std::size_t i = 0; i < x.size(); ++i)
-    if (!std::isfinite(x.flat(i)))
-      throw InputError(fmt::format("{} {}: value at flat index {} is {} (inputs must be finite)", option, path, i, x.flat(i)));
+    if (!std::isfinite(values[i]))
+      throw InputError(fmt::format("{} {}: value at flat index {} is {} (inputs must be finite)", option, path, i, values[i]));
   return x;
 }
 
