@@ -279,7 +279,8 @@ void fused_core(const std::array<std::size_t, 4>& qs, const std::array<std::size
 
   const std::size_t q_blocks = (Sq + config.block_q - 1) / config.block_q;
   const std::size_t items = B * Hq * q_blocks;
-  const std::size_t threads = worker_count(config.threads, items);
+  // Its work: Q Kᵀ and P V, B·Hq·Sq·Sk·(D + Dv) multiply-adds (all of it, causal or not).
+  const std::size_t threads = worker_count(config.threads, items, B * Hq * Sq * Sk * (D + Dv));
   const std::size_t bq = std::min(config.block_q, Sq), bk = std::min(config.block_k, Sk);
 
   std::size_t workspace_bytes = 0;
