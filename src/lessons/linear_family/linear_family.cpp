@@ -304,6 +304,112 @@ Measurement chunk_invariant_generated(const CheckContext& ctx) {
   });
 }
 
+namespace {
+
+// One decode step from `step`'s past state, token 0: ONNX's update applied once (our recurrence's
+// step), and each query head's read of the new state.
+FamilyResult<double> one_step_expected(const FamilyInputs<double>& step, UpdateRule rule) {
+  const std::size_t B = step.q.shape(0), Hq = step.q.shape(1), Hkv = step.k.shape(1), G = Hq / Hkv, dk = step.q.shape(3);
+  FamilyResult<double> expect{xt::zeros<double>({B, Hq, std::size_t(1), step.v.shape(3)}), *step.past};
+  const double scale = 1 / std::sqrt(double(dk));
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < Hkv; ++h) {
+      const FamilyHead<double> head = family_head(step, rule, b, h, G);
+      xt::xtensor<double, 2> S = head.s0;
+      OnnxStep::update(rule, S, head, 0);
+      xt::view(expect.state, b, h) = S;
+      for (std::size_t j = 0; j < G; ++j)
+        xt::view(expect.o, b, h * G + j, 0) = scale * matvec<double>(xt::transpose(S), xt::view(head.q, j, 0));
+    }
+  return expect;
+}
+
+// Prefill on tokens [0, t1), continue on [t1, n) from its present state: the joined outputs and
+// the last state, to set against one pass.
+FamilyResult<double> prefill_then_continue(const backends::Backend& b, const FamilyInputs<double>& in, UpdateRule rule, const FormAt& f,
+                                           std::size_t t1) {
+  const std::size_t n = in.q.shape(2);
+  const FamilyResult<double> first = run(b, tokens(in, 0, t1), rule, f.form, f.chunk);
+  FamilyInputs<double> rest = tokens(in, t1, n);
+  rest.past = first.state;
+  const FamilyResult<double> second = run(b, rest, rule, f.form, f.chunk);
+  return {xt::concatenate(xt::xtuple(first.o, second.o), 2), second.state};
+}
+
+}  // namespace
+
+// The two claims below draw the form too (0 recurrent, 1 parallel, 2 chunked at the drawn size) and,
+// for the continuation, where the sequence is split (clamped to 1 … n − 1; n = 1 has no split).
+namespace {
+std::vector<CaseTerm> with_terms(std::vector<CaseTerm> terms, std::initializer_list<CaseTerm> more) {
+  terms.insert(terms.end(), more);
+  return terms;
+}
+const CaseTerm kFormTerm{"form", 0, 2, 0, {"recurrent", "parallel", "chunked"}};
+FormAt form_of(const Case& c) {
+  return c["form"] == 0 ? FormAt{FamilyForm::recurrent, 1} : c["form"] == 1 ? FormAt{FamilyForm::parallel, 1} : FormAt{FamilyForm::chunked, std::size_t(c["chunk"])};
+}
+// The forms-agree anchors with a form and a split: every rule's anchor in each form, split at 5 of 13.
+std::vector<std::vector<int>> anchors_with(std::initializer_list<int> extra_last) {
+  std::vector<std::vector<int>> out;
+  for (const auto& a : kFamilyAnchors)
+    for (int form = 0; form < 3; ++form) {
+      std::vector<int> v = a;
+      v.push_back(form);
+      v.insert(v.end(), extra_last);
+      out.push_back(v);
+    }
+  return out;
+}
+}  // namespace
+
+Measurement state_continuation_generated(const CheckContext& ctx) {
+  static const std::vector<CaseTerm> terms = with_terms(kFamilyTerms, {kFormTerm, {"split", 1, 39, 1, {}}});
+  static const std::vector<std::vector<int>> anchors = anchors_with({5});
+  return generated_cases(ctx, terms, anchors, Worse::larger, [&](const Case& c) {
+    const FamilyCase fc = family_case(ctx, c);
+    const FormAt f = form_of(c);
+    const std::size_t n = fc.in.q.shape(2);
+    const FamilyResult<double> whole = run(ctx.backend, fc.in, fc.rule, f.form, f.chunk);
+    double g = relative(whole.state, definition(fc.in, fc.rule).state);
+    std::string what = "present_state against the recurrence's";
+    if (n >= 2) {
+      const std::size_t t1 = std::min<std::size_t>(std::size_t(c["split"]), n - 1);
+      const double split = gap(prefill_then_continue(ctx.backend, fc.in, fc.rule, f, t1), whole);
+      if (worse(g, split) > g) g = worse(g, split), what = fmt::format("prefill {} then continue against one pass", t1);
+      FamilyInputs<double> step = tokens(fc.in, n - 1, n);
+      step.past = run(ctx.backend, tokens(fc.in, 0, n - 1), fc.rule, f.form, f.chunk).state;
+      const double one = gap(run(ctx.backend, step, fc.rule, f.form, f.chunk), one_step_expected(step, fc.rule));
+      if (worse(g, one) > g) g = worse(g, one), what = "one decode step against ONNX's update";
+    }
+    return Measurement{g, fmt::format("largest relative gap {:.2e} ({}, {})", g, f.name(), what)};
+  });
+}
+
+Measurement reductions_generated(const CheckContext& ctx) {
+  // The drawn rule is not read: each case checks the three reductions; the past state is always given.
+  static const std::vector<CaseTerm> terms = with_terms(kFamilyTerms, {kFormTerm});
+  static const std::vector<std::vector<int>> anchors = anchors_with({});
+  return generated_cases(ctx, terms, anchors, Worse::larger, [&](const Case& c) {
+    FamilyCase fc = family_case(ctx, c);
+    if (!fc.in.past) {
+      const Shape s{std::size_t(c["B"]), std::size_t(c["Hkv"] * c["group"]), std::size_t(c["Hkv"]), std::size_t(c["n"]),
+                    std::size_t(c["d_k"]), std::size_t(c["d_v"]), c["decay"] == 1, true};
+      fc.in = inputs_for(ctx, s, c.data_seed());
+    }
+    const FormAt f = form_of(c);
+    FamilyInputs<double> no_decay = fc.in, no_beta = fc.in;
+    no_decay.g.fill(0.0);
+    no_beta.beta.fill(0.0);
+    const double gated_linear = gap(run(ctx.backend, no_decay, UpdateRule::gated, f.form, f.chunk), run(ctx.backend, fc.in, UpdateRule::linear, f.form, f.chunk));
+    const double gd_delta = gap(run(ctx.backend, no_decay, UpdateRule::gated_delta, f.form, f.chunk), run(ctx.backend, fc.in, UpdateRule::delta, f.form, f.chunk));
+    const double kept = relative(run(ctx.backend, no_beta, UpdateRule::delta, f.form, f.chunk).state, *fc.in.past);
+    const double g = worse(worse(gated_linear, gd_delta), kept);
+    return Measurement{g, fmt::format("{}: gated(g = 0) vs linear {:.2e}, gated_delta(g = 0) vs delta {:.2e}, delta(β = 0) state vs past {:.2e}",
+                                      f.name(), gated_linear, gd_delta, kept)};
+  });
+}
+
 Measurement forms_agree_float32(const CheckContext& ctx) {
   // The float32 forms against the recurrence in float64 on the same (float32) inputs.
   Worst w;
@@ -342,31 +448,13 @@ Measurement state_continuation(const CheckContext& ctx) {
       for (const FormAt& f : forms(s.n)) {
         if (f.form == FamilyForm::chunked && f.chunk != 5 && f.chunk != 64) continue;
         const FamilyResult<double> whole = run(ctx.backend, in, rule, f.form, f.chunk);
-        const FamilyResult<double> first = run(ctx.backend, tokens(in, 0, t1), rule, f.form, f.chunk);
-        FamilyInputs<double> rest = tokens(in, t1, s.n);
-        rest.past = first.state;
-        const FamilyResult<double> second = run(ctx.backend, rest, rule, f.form, f.chunk);
-        const FamilyResult<double> joined{xt::concatenate(xt::xtuple(first.o, second.o), 2), second.state};
         const std::string at = fmt::format("{}, {}, {}", to_string(rule), f.name(), shape_name(s));
-        w.see(gap(joined, whole), rule, at + ": prefill " + std::to_string(t1) + " then continue");
+        w.see(gap(prefill_then_continue(ctx.backend, in, rule, f, t1), whole), rule, at + ": prefill " + std::to_string(t1) + " then continue");
         w.see(relative(whole.state, want.state), rule, at + ": present_state against the recurrence's");
-        // One decode step from the whole sequence's state: ONNX's update applied once.
+        // One decode step from the prefill's state: ONNX's update applied once.
         FamilyInputs<double> step = tokens(in, s.n - 1, s.n);
-        step.past = first.state;
-        const FamilyResult<double> got = run(ctx.backend, step, rule, f.form, f.chunk);
-        FamilyResult<double> expect{xt::zeros_like(got.o), *step.past};
-        const std::size_t G = s.Hq / s.Hkv;
-        const double scale = 1 / std::sqrt(double(s.dk));
-        for (std::size_t b = 0; b < s.B; ++b)
-          for (std::size_t h = 0; h < s.Hkv; ++h) {
-            const FamilyHead<double> head = family_head(step, rule, b, h, G);
-            xt::xtensor<double, 2> S = head.s0;
-            OnnxStep::update(rule, S, head, 0);
-            xt::view(expect.state, b, h) = S;
-            for (std::size_t j = 0; j < G; ++j)
-              xt::view(expect.o, b, h * G + j, 0) = scale * matvec<double>(xt::transpose(S), xt::view(head.q, j, 0));
-          }
-        w.see(gap(got, expect), rule, at + ": one decode step against ONNX's update");
+        step.past = run(ctx.backend, tokens(in, 0, t1), rule, f.form, f.chunk).state;
+        w.see(gap(run(ctx.backend, step, rule, f.form, f.chunk), one_step_expected(step, rule)), rule, at + ": one decode step against ONNX's update");
       }
     }
   return measured(w, "prefill + continue against one pass, present_state against the recurrence, one decode step");

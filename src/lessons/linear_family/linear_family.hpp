@@ -48,7 +48,9 @@ Measurement forms_agree_generated(const CheckContext& ctx);  // the same claim o
 Measurement chunk_invariant_generated(const CheckContext& ctx);  // likewise
 Measurement chunk_invariant(const CheckContext& ctx);
 Measurement state_continuation(const CheckContext& ctx);
+Measurement state_continuation_generated(const CheckContext& ctx);  // the same claim over generated cases
 Measurement reductions(const CheckContext& ctx);
+Measurement reductions_generated(const CheckContext& ctx);  // likewise
 Measurement delta_overwrites(const CheckContext& ctx);
 Measurement normalised_form(const CheckContext& ctx);
 

@@ -63,14 +63,18 @@ Lesson lesson() {
                       chunk_invariant_generated,
                       {broken<ChunkStateNotCarried>("a chunk's state not carried"),
                        broken<ShortLastChunkSkipped>("the short last chunk skipped")}});
+  const std::vector<NegativeControl> continuation_controls = {broken<PastStateIgnored>("past_state ignored"),
+                                                              broken<DecayAfterWrite>("decay applied after the write")};
   l.checks.push_back({"linear-family.state-continuation", "prefill then continue, present_state, one decode step",
-                      state_continuation,
-                      {broken<PastStateIgnored>("past_state ignored"),
-                       broken<DecayAfterWrite>("decay applied after the write")}});
+                      state_continuation, continuation_controls});
+  l.checks.push_back({"linear-family.state-continuation", "generated cases: the form, where to split, rule, n ≤ 40, d ≤ 16, GQA, decay per key dim, past, any chunk",
+                      state_continuation_generated, continuation_controls});
+  const std::vector<NegativeControl> reduction_controls = {broken<DecayReadAsFactor>("log-decay read as the factor"),
+                                                           broken<BetaOnCorrectionOnly>("β on the correction only")};
   l.checks.push_back({"linear-family.reductions", "gated(g = 0) = linear, gated_delta(g = 0) = delta, delta(β = 0) keeps the state",
-                      reductions,
-                      {broken<DecayReadAsFactor>("log-decay read as the factor"),
-                       broken<BetaOnCorrectionOnly>("β on the correction only")}});
+                      reductions, reduction_controls});
+  l.checks.push_back({"linear-family.reductions", "generated cases: the form, n ≤ 40, d ≤ 16, GQA, decay per key dim, any chunk; a past state always",
+                      reductions_generated, reduction_controls});
   l.checks.push_back({"linear-family.delta-overwrites", "orthonormal keys written twice, β = 1: reads against the values",
                       delta_overwrites,
                       {broken<CorrectionFromUpdatedState>("delta correction read from the updated state"),
