@@ -48,7 +48,7 @@ xt::xtensor<T, N> elu_plus_one_fast(const xt::xtensor<T, N>& x) {
   return out;
 }
 
-/// X ← φ(X), in place (no second array to allocate and fault in).
+/// X ← φ(X), in place (no second array to allocate and touch page by page).
 template <class T, std::size_t N>
 void elu_plus_one_fast_in_place(xt::xtensor<T, N>& x) {
   elu_plus_one_fast(x.data(), x.data(), x.size());

@@ -18,7 +18,7 @@
 namespace vl {
 
 /// The multiply-adds below which a further thread costs more than it saves: starting one (its
-/// stack mapped and faulted in, its join) takes ~50 µs, in which a core does ~10⁶ of them. A
+/// stack mapped and first touched, its join) takes ~50 µs, in which a core does ~10⁶ of them. A
 /// multi-head `lessons eval mha` at S = 16 spent more CPU time on its second thread than on its
 /// products.
 inline constexpr std::size_t kMultiplyAddsPerThread = std::size_t(1) << 20;
