@@ -349,16 +349,17 @@ const CaseTerm kFormTerm{"form", 0, 2, 0, {"recurrent", "parallel", "chunked"}};
 FormAt form_of(const Case& c) {
   return c["form"] == 0 ? FormAt{FamilyForm::recurrent, 1} : c["form"] == 1 ? FormAt{FamilyForm::parallel, 1} : FormAt{FamilyForm::chunked, std::size_t(c["chunk"])};
 }
-// The forms-agree anchors with a form and a split: every rule's anchor in each form, split at 5 of 13.
+// The forms-agree anchors, each with a form (the forms in turn: recurrent, parallel, chunked, ...)
+// and, for the continuation, a split after 5 of 13 tokens. Each control meets its bug in one of
+// them: a past state (the first four) and a gated rule (the second) in whatever form.
 std::vector<std::vector<int>> anchors_with(std::initializer_list<int> extra_last) {
   std::vector<std::vector<int>> out;
-  for (const auto& a : kFamilyAnchors)
-    for (int form = 0; form < 3; ++form) {
-      std::vector<int> v = a;
-      v.push_back(form);
-      v.insert(v.end(), extra_last);
-      out.push_back(v);
-    }
+  for (const auto& a : kFamilyAnchors) {
+    std::vector<int> v = a;
+    v.push_back(int(out.size() % 3));
+    v.insert(v.end(), extra_last);
+    out.push_back(v);
+  }
   return out;
 }
 }  // namespace
