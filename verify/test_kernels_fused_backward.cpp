@@ -13,6 +13,8 @@
 
 #include "random_tensors.hpp"
 #include "kernels/fused/fused_attention_backward.hpp"
+#include "kernels/fused/fused_attention_backward_core.hpp"
+#include "kernels/fused/fused_attention_steps.hpp"
 #include "kernels/reference/attention_backward.hpp"
 
 // This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_fused_backward).
@@ -198,6 +200,31 @@ BOOST_AUTO_TEST_CASE(refuses_what_it_does_not_differentiate) {
   weights.return_weights = true;
   BOOST_TEST(gradient_diff(vl::fused_attention_backward<double>(in.q, in.k, in.v, in.d_out, weights),
                            vl::attention_backward<double>(in.q, in.k, in.v, in.d_out)) <= 1e-12);
+}
+
+// The body (fused_attention_backward_core.hpp) on its own: check_backward_inputs' refusals, each
+// before any work, and the template with the kernel's own steps is the entry point, bit for bit
+// (the lesson's controls instantiate it with broken ones).
+BOOST_AUTO_TEST_CASE(the_core_template_and_its_input_checks) {
+  const Inputs in = draw({2, 4, 5, 3}, {2, 2, 7, 3}, 2, 11);
+  vl::AttentionOptions<double> o;
+  o.causal = true;
+  const vl::FusedConfig config{4, 3, 2};
+  vl::check_backward_inputs(in.q, in.k, in.v, in.d_out, o, config);  // accepted
+  const auto saved = vl::fused_attention_saved_with<vl::FusedSteps, double>(in.q, in.k, in.v, o, config);
+  const auto core = vl::fused_attention_backward_with<vl::FusedSteps, double>(in.q, in.k, in.v, saved, in.d_out, o, config, nullptr);
+  const auto entry = vl::fused_attention_backward<double>(in.q, in.k, in.v, in.d_out, o, config);
+  BOOST_TEST((core.dq == entry.dq));
+  BOOST_TEST((core.dk == entry.dk));
+  BOOST_TEST((core.dv == entry.dv));
+  vl::FusedConfig zero_block = config;
+  zero_block.block_k = 0;
+  BOOST_CHECK_THROW(vl::check_backward_inputs(in.q, in.k, in.v, in.d_out, o, zero_block), std::invalid_argument);
+  vl::AttentionOptions<double> rounded = o;
+  rounded.round = [](double x) { return x; };
+  BOOST_CHECK_THROW(vl::check_backward_inputs(in.q, in.k, in.v, in.d_out, rounded, config), std::invalid_argument);
+  const xt::xtensor<double, 4> k_short = xt::zeros<double>({2, 2, 7, 2});  // D differs from q's
+  BOOST_CHECK_THROW(vl::check_backward_inputs(in.q, k_short, in.v, in.d_out, o, config), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
