@@ -80,14 +80,18 @@ ops::MatrixOf<float> FusedBackend::linear_chunked(const ops::MatrixOf<float>& pq
 }
 
 namespace {
-// The chunked form with a decay per head is the fast kernel's; the recurrent and parallel forms, and
-// a decay per key dimension, are the reference's (kernels/reference/linear_family_heads.hpp), so
-// that the claims comparing forms judge the fast chunked form against the reference's recurrence.
+// The chunked form with a decay per head, at most 0, is the fast kernel's; the recurrent and
+// parallel forms, a decay per key dimension and a growing state (g > 0, or NaN) are the reference's
+// (kernels/reference/linear_family_heads.hpp), so that the claims comparing forms judge the fast
+// chunked form against the reference's recurrence.
 template <class T>
 FamilyResult<T> fused_family(const FamilyInputs<T>& in, const FamilyOptions& o) {
-  const bool per_dimension = (o.rule == UpdateRule::gated || o.rule == UpdateRule::gated_delta) && in.g.shape(3) != 1;
-  if (o.form != FamilyForm::chunked || per_dimension) return vl::linear_family<T>(in, o);
-  return vl::linear_family_chunked_fast<T>(in, o);
+  bool fast = o.form == FamilyForm::chunked;
+  if (fast && vl::gated(o.rule)) {
+    fast = in.g.shape(3) == 1;
+    for (const T x : in.g) fast = fast && x <= T(0);
+  }
+  return fast ? vl::linear_family_chunked_fast<T>(in, o) : vl::linear_family<T>(in, o);
 }
 }  // namespace
 

@@ -6,8 +6,8 @@
 // attention's backward is FlashAttention-2's fused backward (kernels/fused/fused_attention_backward.hpp:
 // the weights recomputed per block from the forward's saved log-sum-exp); linear attention is the
 // fast chunked form (kernels/fused/linear_attention_fast.hpp); the linear family's chunked form
-// with a decay per head is the fast kernel's (kernels/fused/linear_family_fast.hpp), its other
-// forms and a decay per key dimension the reference's (as the plain backend's), so that the claims
+// with a decay per head, at most 0, is the fast kernel's (kernels/fused/linear_family_fast.hpp), its
+// other forms, a decay per key dimension or above 0 the reference's (as the plain backend's), so that the claims
 // comparing forms judge the fast one against the reference's recurrence. It has no other
 // operation: a claim that needs one is not applicable to it.
 #include "backends/backend.hpp"

@@ -192,7 +192,8 @@ AttentionGradients<T, 4> fused_attention_backward_with(const xt::xtensor<T, 4>& 
   std::vector<T> more_lanes((lanes - 1) * g.dq.size(), T(0));
   workspace_bytes += more_lanes.size() * sizeof(T);
   const std::size_t items = B * Hkv * lanes;
-  const std::size_t threads = worker_count(config.threads, items);
+  // Its work: five products per block pair, Sᵀ and dK over D, dPᵀ and dV over Dv, dQ over D.
+  const std::size_t threads = worker_count(config.threads, items, p.B * p.Hq * p.Sq * p.Sk * (3 * p.D + 2 * p.Dv));
   run_work_items(
       threads, items, /*calls_blas=*/false, make_state,
       [&](State& s, std::size_t item) {

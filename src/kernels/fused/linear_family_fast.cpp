@@ -5,7 +5,9 @@
 #include <atomic>
 #include <barrier>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -53,6 +55,14 @@ struct Family {
   T* u_rows(std::size_t bh, std::size_t ci) { return u.data() + slot(bh, ci) * c * dv; }
   T* s_before(std::size_t bh, std::size_t ci) { return sc.data() + slot(bh, ci) * dk * dv; }
 };
+
+// Every g ≤ 0 (false for a NaN).
+template <class T>
+bool log_decays_at_most_zero(const xt::xtensor<T, 4>& g) {
+  bool ok = true;
+  for (const T x : g) ok &= x <= T(0);
+  return ok;
+}
 
 // A thread's workspace: pass 1's D, Kᵀ, K Kᵀ, T and K ⊙ e^G; pass 2's K̃; pass 3's Q ⊙ e^G.
 template <class T>
@@ -187,6 +197,10 @@ FamilyResult<T> linear_family_chunked_fast(const FamilyInputs<T>& in, const Fami
   f.gated = gated(o.rule), f.delta = delta(o.rule);
   if (f.gated && in.g.shape(3) != 1)
     throw std::invalid_argument("linear_family_chunked_fast: a per-key-dimension decay (g of shape (B, Hkv, n, d_k)) is the reference's");
+  // Every exponent below is ≤ 0 when every log-decay is, the range the vector exp is checked on
+  // (softmax_rows.hpp); a growing state (g > 0), or a NaN g, is the reference's.
+  if (f.gated && !log_decays_at_most_zero(in.g))
+    throw std::invalid_argument("linear_family_chunked_fast: a log-decay above 0 (or NaN) is the reference's");
   f.c = std::min(o.chunk, std::max<std::size_t>(f.n, 1));
   f.chunks = (f.n + f.c - 1) / f.c;
   f.scale = static_cast<T>(o.scale && *o.scale != 0 ? *o.scale : 1 / std::sqrt(static_cast<double>(f.dk)));
@@ -217,14 +231,18 @@ FamilyResult<T> linear_family_chunked_fast(const FamilyInputs<T>& in, const Fami
   };
   std::size_t most = 1;
   for (std::size_t step = 0, c2, c1, c3; step < steps; ++step) most = std::max(most, items_of(step, c2, c1, c3));
-  const std::size_t workers = worker_count(threads, most);
+  // Its multiply-adds, per token: Q Kᵀ and A U for each query head, K Kᵀ, W and T V (delta rules),
+  // Q S, the state's update and W S.
+  const std::size_t work =
+      heads * f.n * (f.G * f.c * (f.dk + f.dv) + (f.delta ? f.c * (2 * f.dk + f.dv) : 0) + (1 + f.G + (f.delta ? 1 : 0)) * f.dk * f.dv);
+  const std::size_t workers = worker_count(threads, most, work);
   std::vector<std::atomic<std::size_t>> next(steps);
   std::barrier<> step_done{std::ptrdiff_t(workers)};
+  std::vector<ChunkWork<T>> spaces(workers, ChunkWork<T>(f));  // allocated here: nothing in the threads allocates
   // OpenBLAS (when some caller opened it) single-threaded and its pool stopped for the whole call:
   // restored between passes, its threads would wake and spin beside ours.
   blas::SingleThreaded single(false);
-  auto worker = [&] {
-    ChunkWork<T> w(f);
+  auto worker = [&](ChunkWork<T>& w) {
     for (std::size_t step = 0; step < steps; ++step) {
       std::size_t n2, n1, n3;
       const std::size_t total = items_of(step, n2, n1, n3);
@@ -243,8 +261,16 @@ FamilyResult<T> linear_family_chunked_fast(const FamilyInputs<T>& in, const Fami
     }
   };
   std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < workers; ++t) pool.emplace_back(worker);
-  worker();
+  pool.reserve(workers - 1);
+  for (std::size_t t = 1; t < workers; ++t) {
+    try {
+      pool.emplace_back(worker, std::ref(spaces[t]));
+    } catch (const std::system_error&) {  // no more threads to be had: the barrier waits for those started
+      for (std::size_t missing = t; missing < workers; ++missing) step_done.arrive_and_drop();
+      break;
+    }
+  }
+  worker(spaces[0]);
   for (auto& t : pool) t.join();
   return r;
 }

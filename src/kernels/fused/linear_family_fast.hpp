@@ -18,10 +18,13 @@
 // Only the two products of pass 2 wait for the chunk before; the other six (and the UT
 // substitution) run on every thread. (The reference tallies the same eight products per chunk and
 // the substitution: bench/linear_family_bench.cpp rates this kernel by the reference's count.) Every sum has a fixed order (block_gemm's chains; the
-// substitution's rows in order), so any number of threads gives the same bits. Memory: A, W, U
-// and S_c of every chunk, O(n·(G·c + d_k + d_v) + (n/c)·d_k·d_v) per key/value head. The
-// decay must be one number per head and token (g of shape (B, Hkv, n, 1)); a per-key-dimension
-// decay is refused (the reference computes it).
+// substitution's rows in order), so any number of threads gives the same bits. Chunks are taken
+// a window of 8 at a time and pipelined (one step: pass 1 of a window, pass 2 of the one before,
+// pass 3 of the one before that), so A, W, U and S_c are kept for three windows only, 24 chunks
+// per key/value head, beside G_t and e^{G_t} (n each). The decay must be one number per head and
+// token (g of shape (B, Hkv, n, 1)) and at most 0, so that every exponent is ≤ 0, the range the
+// vector exp is checked on; a per-key-dimension decay or a g above 0 is refused (the reference
+// computes them).
 //
 // Shapes as ONNX LinearAttention's (kernels/reference/linear_family_heads.hpp): q (B, Hq, n, d_k),
 // k (B, Hkv, n, d_k), v (B, Hkv, n, d_v), g (B, Hkv, n, 1), beta (B, Hkv, n), past (B, Hkv, d_k, d_v)
@@ -32,8 +35,9 @@
 
 namespace vl {
 
-/// See the file comment. `threads` 0: the machine's. Throws std::invalid_argument on a form
-/// other than chunked, a per-key-dimension decay, and what the reference refuses (shapes, chunk 0).
+/// See the file comment. `threads` 0: the machine's, no more than the work warrants
+/// (work_items.hpp). Throws std::invalid_argument on a form other than chunked, a per-key-dimension
+/// decay, a log-decay above 0 or NaN, and what the reference refuses (shapes, chunk 0).
 template <class T>
 FamilyResult<T> linear_family_chunked_fast(const FamilyInputs<T>& in, const FamilyOptions& o, std::size_t threads = 0);
 

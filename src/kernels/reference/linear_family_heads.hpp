@@ -45,6 +45,8 @@ void check_family_inputs(const FamilyInputs<T>& in, const FamilyOptions& o) {
   if (in.k.shape(0) != B || in.k.shape(2) != n || in.k.shape(3) != dk) bad("k's shape does not match q's (B, ·, n, d_k)");
   if (in.v.shape(0) != B || in.v.shape(1) != Hkv || in.v.shape(2) != n) bad("v's shape does not match k's (B, Hkv, n, ·)");
   if (Hkv == 0 || Hq % Hkv != 0) bad(fmt::format("{} query heads are not a multiple of {} key/value heads", Hq, Hkv));
+  // A key of no width has nothing to carry a decay on (a decay per head is kept per key column).
+  if (dk == 0) bad("d_k is 0: keys and queries need at least one entry");
   if (gated(o.rule) && (in.g.shape(0) != B || in.g.shape(1) != Hkv || in.g.shape(2) != n ||
                         (in.g.shape(3) != 1 && in.g.shape(3) != dk)))
     bad(fmt::format("the decay must be (B, Hkv, n, 1) or (B, Hkv, n, d_k) = ({}, {}, {}, 1 or {})", B, Hkv, n, dk));

@@ -349,14 +349,18 @@ const CaseTerm kFormTerm{"form", 0, 2, 0, {"recurrent", "parallel", "chunked"}};
 FormAt form_of(const Case& c) {
   return c["form"] == 0 ? FormAt{FamilyForm::recurrent, 1} : c["form"] == 1 ? FormAt{FamilyForm::parallel, 1} : FormAt{FamilyForm::chunked, std::size_t(c["chunk"])};
 }
-// The forms-agree anchors, each with a form (the forms in turn: recurrent, parallel, chunked, ...)
-// and, for the continuation, a split after 5 of 13 tokens. Each control meets its bug in one of
-// them: a past state (the first four) and a gated rule (the second) in whatever form.
+// The forms-agree anchors, each with a form, and for the continuation a split after 5 of 13 tokens.
+// The controls break the recurrent step (linear_family_broken_backends.hpp), which the first two
+// anchors run with a past state: linear, and gated_delta (the decay after the write). The chunked
+// form, a fast kernel's on the fused backend, takes the gated rule with a past state and the decay
+// per key dimension; the parallel form the delta rule.
 std::vector<std::vector<int>> anchors_with(std::initializer_list<int> extra_last) {
+  constexpr int recurrent = 0, parallel = 1, chunked = 2;
+  const int form_of_anchor[] = {recurrent, chunked, parallel, recurrent, chunked};  // linear, gated, delta, gated_delta, gated per key dim
   std::vector<std::vector<int>> out;
-  for (const auto& a : kFamilyAnchors) {
-    std::vector<int> v = a;
-    v.push_back(int(out.size() % 3));
+  for (std::size_t i = 0; i < kFamilyAnchors.size(); ++i) {
+    std::vector<int> v = kFamilyAnchors[i];
+    v.push_back(form_of_anchor[i]);
     v.insert(v.end(), extra_last);
     out.push_back(v);
   }
