@@ -17,18 +17,14 @@
 #include "kernels/fused/exp_f64.hpp"
 #include "kernels/fused/online_softmax_block.hpp"
 #include "kernels/platform/vector_path.hpp"
+#include "tensor_bits.hpp"
 
 // This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_exp_f64).
 BOOST_AUTO_TEST_SUITE(test_kernels_exp_f64)
 
 namespace {
 
-std::int64_t ulps(double a, double b) {
-  std::int64_t x, y;
-  std::memcpy(&x, &a, 8);
-  std::memcpy(&y, &b, 8);
-  return x > y ? x - y : y - x;  // both ≥ 0 here: one bit pattern per double, in order
-}
+using vl::verify::units_apart;  // both ≥ 0 here: one bit pattern per double, in order
 
 std::vector<double> sample() {
   std::mt19937_64 gen(64);
@@ -78,7 +74,7 @@ BOOST_AUTO_TEST_CASE(within_two_ulp_on_every_path) {
         specials_wrong += std::isnan(xs[i]) ? !std::isnan(y[i]) : y[i] != 0.0;
         continue;
       }
-      if (ulps(y[i], ref[i]) > worst) worst = ulps(y[i], ref[i]), worst_x = xs[i];
+      if (units_apart(y[i], ref[i]) > worst) worst = units_apart(y[i], ref[i]), worst_x = xs[i];
     }
     BOOST_TEST(not_scalar == 0u, vl::vector_path_name(path) << ": " << not_scalar << " results differ from the scalar exp_f64");
     BOOST_TEST(specials_wrong == 0u, vl::vector_path_name(path));
@@ -89,7 +85,7 @@ BOOST_AUTO_TEST_CASE(within_two_ulp_on_every_path) {
     for (std::size_t i = 100; i < 1100; ++i) {  // past the special values
       double z = y[i];
       for (int k = 0; k < 3; ++k) z = std::nextafter(z, 2.0);
-      shifted = std::max(shifted, ulps(z, ref[i]));
+      shifted = std::max(shifted, units_apart(z, ref[i]));
     }
     BOOST_TEST(shifted > 2);
   }

@@ -14,19 +14,14 @@
 
 #include "kernels/fused/feature_map_fast.hpp"
 #include "kernels/reference/feature_map.hpp"
+#include "tensor_bits.hpp"
 
 // This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_feature_map_fast).
 BOOST_AUTO_TEST_SUITE(test_kernels_feature_map_fast)
 
 namespace {
 
-// Distance in floats between two finite floats of the same sign.
-std::int64_t floats_apart(float a, float b) {
-  std::int32_t ia, ib;
-  std::memcpy(&ia, &a, 4);
-  std::memcpy(&ib, &b, 4);
-  return std::llabs(std::int64_t(ia) - std::int64_t(ib));
-}
+using vl::verify::units_apart;
 
 template <class T>
 xt::xtensor<T, 2> spread(std::size_t rows, std::size_t cols) {
@@ -55,7 +50,7 @@ BOOST_AUTO_TEST_CASE(float32_within_two_floats_of_the_reference) {
   for (std::size_t i = 0; i < x.size(); ++i) {
     const float xi = x.data()[i], g = got.data()[i], w = want.data()[i];
     if (xi > 0 || xi < -87.3f) BOOST_TEST(g == w, "x = " << xi);  // x + 1, or std::exp's own value
-    else worst = std::max(worst, floats_apart(g, w));
+    else worst = std::max(worst, units_apart(g, w));
   }
   BOOST_TEST(worst <= 2);
   BOOST_TEST(got.data()[8] > 0.0f);  // exp(−103): a subnormal, not flushed
