@@ -86,12 +86,7 @@ namespace {
 // chunked form against the reference's recurrence.
 template <class T>
 FamilyResult<T> fused_family(const FamilyInputs<T>& in, const FamilyOptions& o) {
-  bool fast = o.form == FamilyForm::chunked;
-  if (fast && vl::gated(o.rule)) {
-    fast = in.g.shape(3) == 1;
-    for (const T x : in.g) fast = fast && x <= T(0);
-  }
-  return fast ? vl::linear_family_chunked_fast<T>(in, o) : vl::linear_family<T>(in, o);
+  return vl::linear_family_fast_declines(in, o) ? vl::linear_family<T>(in, o) : vl::linear_family_chunked_fast<T>(in, o);
 }
 }  // namespace
 

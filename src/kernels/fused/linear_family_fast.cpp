@@ -56,20 +56,12 @@ struct Family {
   T* s_before(std::size_t bh, std::size_t ci) { return sc.data() + slot(bh, ci) * dk * dv; }
 };
 
-// Every g ≤ 0 (false for a NaN).
-template <class T>
-bool log_decays_at_most_zero(const xt::xtensor<T, 4>& g) {
-  bool ok = true;
-  for (const T x : g) ok &= x <= T(0);
-  return ok;
-}
-
-// A thread's workspace: pass 1's D, Kᵀ, K Kᵀ, T and K ⊙ e^G; pass 2's K̃; pass 3's Q ⊙ e^G.
+// A thread's workspace: pass 1's D (all ones for the ungated rules, never written then), Kᵀ, K Kᵀ, T and K ⊙ e^G; pass 2's K̃; pass 3's Q ⊙ e^G.
 template <class T>
 struct ChunkWork {
   std::vector<T> d, kt, m, t, kd, kl, qd;
   explicit ChunkWork(const Family<T>& f)
-      : d(f.c * f.c), kt(f.dk * f.c), m(f.c * f.c), t(f.c * f.c), kd(f.c * f.dk), kl(f.c * f.dk), qd(f.c * f.dk) {}
+      : d(f.c * f.c, T(1)), kt(f.dk * f.c), m(f.c * f.c), t(f.c * f.c), kd(f.c * f.dk), kl(f.c * f.dk), qd(f.c * f.dk) {}
 };
 
 // Pass 1 for chunk ci of head bh (see the file comment).
@@ -81,7 +73,7 @@ void chunk_products(Family<T>& f, ChunkWork<T>& w, std::size_t bh, std::size_t c
   T* eg = f.eg.data() + bh * f.n + a0;
   T* cum = f.cum.data() + bh * f.n + a0;
   // G_t, e^{G_t}, and D_ts = exp(G_t − G_s) for s ≤ t (row t computed as exp((−G_s) − (−G_t)));
-  // D = 1 for the ungated rules.
+  // the ungated rules keep the workspace's D = 1.
   if (f.gated) {
     const T* g = f.g + bh * f.n + a0;
     for (std::size_t t = 0; t < m; ++t) {
@@ -96,7 +88,6 @@ void chunk_products(Family<T>& f, ChunkWork<T>& w, std::size_t bh, std::size_t c
   } else {
     std::fill(cum, cum + m, T(0));
     std::fill(eg, eg + m, T(1));
-    std::fill(w.d.begin(), w.d.end(), T(1));
   }
   // Kᵀ packed (d_k × m), so that Q Kᵀ and K Kᵀ are block_gemm's A·B with B row-major.
   for (std::size_t j = 0; j < m; ++j)
@@ -150,12 +141,10 @@ void carry_state(Family<T>& f, std::vector<T>& kl, std::size_t bh, std::size_t w
     std::copy(state, state + dk * dv, f.s_before(bh, ci));
     T* U = f.u_rows(bh, ci);
     if (f.delta) block_gemm(f.path, false, true, m, dv, dk, f.w_rows(bh, ci), dk, state, dv, U, dv);  // U = U₀ − W S
-    if (f.gated) {
+    const T* K = f.k + (bh * f.n + a0) * dk;
+    if (f.gated) {  // S ← e^{G_last} S;  K̃ = K ⊙ e^{G_last − G}
       const T last = f.eg[bh * f.n + a0 + m - 1];
       for (std::size_t x = 0; x < dk * dv; ++x) state[x] *= last;
-    }
-    const T* K = f.k + (bh * f.n + a0) * dk;
-    if (f.gated) {  // K̃ = K ⊙ e^{G_last − G}
       const T* cum = f.cum.data() + bh * f.n + a0;
       for (std::size_t t = 0; t < m; ++t) {
         const T factor = exp_of(cum[m - 1] - cum[t]);
@@ -187,20 +176,27 @@ void chunk_outputs(Family<T>& f, std::vector<T>& qd, std::size_t bh, std::size_t
 }  // namespace linear_family_fast_detail
 
 template <class T>
+std::optional<std::string> linear_family_fast_declines(const FamilyInputs<T>& in, const FamilyOptions& o) {
+  if (o.form != FamilyForm::chunked) return "the chunked form only";
+  if (!gated(o.rule)) return std::nullopt;
+  if (in.g.shape(3) != 1) return "a per-key-dimension decay (g of shape (B, Hkv, n, d_k)) is the reference's";
+  // Every exponent the kernel takes is ≤ 0 when every log-decay is, the range the vector exp is
+  // checked on (softmax_rows.hpp); a growing state (g > 0), or a NaN g, is the reference's.
+  bool at_most_zero = true;
+  for (const T x : in.g) at_most_zero &= x <= T(0);
+  if (!at_most_zero) return "a log-decay above 0 (or NaN) is the reference's";
+  return std::nullopt;
+}
+
+template <class T>
 FamilyResult<T> linear_family_chunked_fast(const FamilyInputs<T>& in, const FamilyOptions& o, std::size_t threads) {
   using namespace linear_family_fast_detail;
-  if (o.form != FamilyForm::chunked) throw std::invalid_argument("linear_family_chunked_fast: the chunked form only");
-  check_family_inputs(in, o);
+  if (o.form == FamilyForm::chunked) check_family_inputs(in, o);
+  if (const auto why = linear_family_fast_declines(in, o)) throw std::invalid_argument("linear_family_chunked_fast: " + *why);
   Family<T> f;
   const std::size_t B = in.q.shape(0);
   f.Hq = in.q.shape(1), f.Hkv = in.k.shape(1), f.G = f.Hq / f.Hkv, f.n = in.q.shape(2), f.dk = in.q.shape(3), f.dv = in.v.shape(3);
   f.gated = gated(o.rule), f.delta = delta(o.rule);
-  if (f.gated && in.g.shape(3) != 1)
-    throw std::invalid_argument("linear_family_chunked_fast: a per-key-dimension decay (g of shape (B, Hkv, n, d_k)) is the reference's");
-  // Every exponent below is ≤ 0 when every log-decay is, the range the vector exp is checked on
-  // (softmax_rows.hpp); a growing state (g > 0), or a NaN g, is the reference's.
-  if (f.gated && !log_decays_at_most_zero(in.g))
-    throw std::invalid_argument("linear_family_chunked_fast: a log-decay above 0 (or NaN) is the reference's");
   f.c = std::min(o.chunk, std::max<std::size_t>(f.n, 1));
   f.chunks = (f.n + f.c - 1) / f.c;
   f.scale = static_cast<T>(o.scale && *o.scale != 0 ? *o.scale : 1 / std::sqrt(static_cast<double>(f.dk)));
@@ -275,6 +271,8 @@ FamilyResult<T> linear_family_chunked_fast(const FamilyInputs<T>& in, const Fami
   return r;
 }
 
+template std::optional<std::string> linear_family_fast_declines<float>(const FamilyInputs<float>&, const FamilyOptions&);
+template std::optional<std::string> linear_family_fast_declines<double>(const FamilyInputs<double>&, const FamilyOptions&);
 template FamilyResult<float> linear_family_chunked_fast<float>(const FamilyInputs<float>&, const FamilyOptions&, std::size_t);
 template FamilyResult<double> linear_family_chunked_fast<double>(const FamilyInputs<double>&, const FamilyOptions&, std::size_t);
 

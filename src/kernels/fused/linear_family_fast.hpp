@@ -30,10 +30,18 @@
 // k (B, Hkv, n, d_k), v (B, Hkv, n, d_v), g (B, Hkv, n, 1), beta (B, Hkv, n), past (B, Hkv, d_k, d_v)
 // → o (B, Hq, n, d_v), state (B, Hkv, d_k, d_v).
 #include <cstddef>
+#include <optional>
+#include <string>
 
 #include "ops/linear_family.hpp"
 
 namespace vl {
+
+/// Why the fast kernel does not take this call, or nothing when it does: a form other than
+/// chunked, a decay per key dimension, a log-decay above 0 or NaN (shapes are check_family_inputs').
+/// The kernel refuses with it; a caller routes on it (the fused backend: the reference's otherwise).
+template <class T>
+std::optional<std::string> linear_family_fast_declines(const FamilyInputs<T>& in, const FamilyOptions& o);
 
 /// See the file comment. `threads` 0: the machine's, no more than the work warrants
 /// (work_items.hpp). Throws std::invalid_argument on a form other than chunked, a per-key-dimension

@@ -273,10 +273,11 @@ struct FamilyCase {
   std::size_t chunk;
 };
 
-FamilyCase family_case(const CheckContext& ctx, const Case& c) {
+// `always_past`: a past state whatever the case's term says (the reductions need one to keep).
+FamilyCase family_case(const CheckContext& ctx, const Case& c, bool always_past = false) {
   const std::size_t Hkv = c["Hkv"];
   const Shape s{std::size_t(c["B"]), Hkv * c["group"], Hkv, std::size_t(c["n"]), std::size_t(c["d_k"]), std::size_t(c["d_v"]),
-                c["decay"] == 1, c["past"] == 1};
+                c["decay"] == 1, always_past || c["past"] == 1};
   return {kRules[c["rule"]], inputs_for(ctx, s, c.data_seed()), std::size_t(c["chunk"])};
 }
 
@@ -325,15 +326,33 @@ FamilyResult<double> one_step_expected(const FamilyInputs<double>& step, UpdateR
 }
 
 // Prefill on tokens [0, t1), continue on [t1, n) from its present state: the joined outputs and
-// the last state, to set against one pass.
-FamilyResult<double> prefill_then_continue(const backends::Backend& b, const FamilyInputs<double>& in, UpdateRule rule, const FormAt& f,
-                                           std::size_t t1) {
+// the last state, to set against one pass, and the prefill's own state.
+struct Continued {
+  FamilyResult<double> joined;
+  xt::xtensor<double, 4> prefill_state;
+};
+Continued prefill_then_continue(const backends::Backend& b, const FamilyInputs<double>& in, UpdateRule rule, const FormAt& f, std::size_t t1) {
   const std::size_t n = in.q.shape(2);
   const FamilyResult<double> first = run(b, tokens(in, 0, t1), rule, f.form, f.chunk);
   FamilyInputs<double> rest = tokens(in, t1, n);
   rest.past = first.state;
   const FamilyResult<double> second = run(b, rest, rule, f.form, f.chunk);
-  return {xt::concatenate(xt::xtuple(first.o, second.o), 2), second.state};
+  return {{xt::concatenate(xt::xtuple(first.o, second.o), 2), second.state}, first.state};
+}
+
+// The three reductions in one form: gated with zero log-decay against linear, gated_delta with
+// zero log-decay against delta, and delta with β = 0's present state against the past state
+// (`in` must have one).
+struct ReductionGaps {
+  double gated_linear, gated_delta_delta, state_kept;
+};
+ReductionGaps reduction_gaps(const backends::Backend& b, const FamilyInputs<double>& in, const FormAt& f) {
+  FamilyInputs<double> no_decay = in, no_beta = in;
+  no_decay.g.fill(0.0);
+  no_beta.beta.fill(0.0);
+  return {gap(run(b, no_decay, UpdateRule::gated, f.form, f.chunk), run(b, in, UpdateRule::linear, f.form, f.chunk)),
+          gap(run(b, no_decay, UpdateRule::gated_delta, f.form, f.chunk), run(b, in, UpdateRule::delta, f.form, f.chunk)),
+          relative(run(b, no_beta, UpdateRule::delta, f.form, f.chunk).state, *in.past)};
 }
 
 }  // namespace
@@ -380,7 +399,7 @@ Measurement state_continuation_generated(const CheckContext& ctx) {
     std::string what = "present_state against the recurrence's";
     if (n >= 2) {
       const std::size_t t1 = std::min<std::size_t>(std::size_t(c["split"]), n - 1);
-      const double split = gap(prefill_then_continue(ctx.backend, fc.in, fc.rule, f, t1), whole);
+      const double split = gap(prefill_then_continue(ctx.backend, fc.in, fc.rule, f, t1).joined, whole);
       if (worse(g, split) > g) g = worse(g, split), what = fmt::format("prefill {} then continue against one pass", t1);
       FamilyInputs<double> step = tokens(fc.in, n - 1, n);
       step.past = run(ctx.backend, tokens(fc.in, 0, n - 1), fc.rule, f.form, f.chunk).state;
@@ -396,22 +415,12 @@ Measurement reductions_generated(const CheckContext& ctx) {
   static const std::vector<CaseTerm> terms = with_terms(kFamilyTerms, {kFormTerm});
   static const std::vector<std::vector<int>> anchors = anchors_with({});
   return generated_cases(ctx, terms, anchors, Worse::larger, [&](const Case& c) {
-    FamilyCase fc = family_case(ctx, c);
-    if (!fc.in.past) {
-      const Shape s{std::size_t(c["B"]), std::size_t(c["Hkv"] * c["group"]), std::size_t(c["Hkv"]), std::size_t(c["n"]),
-                    std::size_t(c["d_k"]), std::size_t(c["d_v"]), c["decay"] == 1, true};
-      fc.in = inputs_for(ctx, s, c.data_seed());
-    }
+    const FamilyCase fc = family_case(ctx, c, true);
     const FormAt f = form_of(c);
-    FamilyInputs<double> no_decay = fc.in, no_beta = fc.in;
-    no_decay.g.fill(0.0);
-    no_beta.beta.fill(0.0);
-    const double gated_linear = gap(run(ctx.backend, no_decay, UpdateRule::gated, f.form, f.chunk), run(ctx.backend, fc.in, UpdateRule::linear, f.form, f.chunk));
-    const double gd_delta = gap(run(ctx.backend, no_decay, UpdateRule::gated_delta, f.form, f.chunk), run(ctx.backend, fc.in, UpdateRule::delta, f.form, f.chunk));
-    const double kept = relative(run(ctx.backend, no_beta, UpdateRule::delta, f.form, f.chunk).state, *fc.in.past);
-    const double g = worse(worse(gated_linear, gd_delta), kept);
+    const ReductionGaps r = reduction_gaps(ctx.backend, fc.in, f);
+    const double g = worse(worse(r.gated_linear, r.gated_delta_delta), r.state_kept);
     return Measurement{g, fmt::format("{}: gated(g = 0) vs linear {:.2e}, gated_delta(g = 0) vs delta {:.2e}, delta(β = 0) state vs past {:.2e}",
-                                      f.name(), gated_linear, gd_delta, kept)};
+                                      f.name(), r.gated_linear, r.gated_delta_delta, r.state_kept)};
   });
 }
 
@@ -454,11 +463,12 @@ Measurement state_continuation(const CheckContext& ctx) {
         if (f.form == FamilyForm::chunked && f.chunk != 5 && f.chunk != 64) continue;
         const FamilyResult<double> whole = run(ctx.backend, in, rule, f.form, f.chunk);
         const std::string at = fmt::format("{}, {}, {}", to_string(rule), f.name(), shape_name(s));
-        w.see(gap(prefill_then_continue(ctx.backend, in, rule, f, t1), whole), rule, at + ": prefill " + std::to_string(t1) + " then continue");
+        const Continued continued = prefill_then_continue(ctx.backend, in, rule, f, t1);
+        w.see(gap(continued.joined, whole), rule, at + ": prefill " + std::to_string(t1) + " then continue");
         w.see(relative(whole.state, want.state), rule, at + ": present_state against the recurrence's");
         // One decode step from the prefill's state: ONNX's update applied once.
         FamilyInputs<double> step = tokens(in, s.n - 1, s.n);
-        step.past = run(ctx.backend, tokens(in, 0, t1), rule, f.form, f.chunk).state;
+        step.past = continued.prefill_state;
         w.see(gap(run(ctx.backend, step, rule, f.form, f.chunk), one_step_expected(step, rule)), rule, at + ": one decode step against ONNX's update");
       }
     }
@@ -470,19 +480,13 @@ Measurement reductions(const CheckContext& ctx) {
   for (std::size_t i = 0; i < kShapes.size(); ++i) {
     Shape s = kShapes[i];
     s.past = true;  // β = 0 must leave a state that is there
-    FamilyInputs<double> in = inputs_for(ctx, s, 2400 + i);
-    FamilyInputs<double> no_decay = in, no_beta = in;
-    no_decay.g.fill(0.0);
-    no_beta.beta.fill(0.0);
+    const FamilyInputs<double> in = inputs_for(ctx, s, 2400 + i);
     for (const FormAt& f : forms(s.n)) {
       const std::string at = fmt::format("{}, {}", f.name(), shape_name(s));
-      w.see(gap(run(ctx.backend, no_decay, UpdateRule::gated, f.form, f.chunk), run(ctx.backend, in, UpdateRule::linear, f.form, f.chunk)),
-            UpdateRule::gated, "gated with zero log-decay against linear, " + at);
-      w.see(gap(run(ctx.backend, no_decay, UpdateRule::gated_delta, f.form, f.chunk),
-                run(ctx.backend, in, UpdateRule::delta, f.form, f.chunk)),
-            UpdateRule::gated_delta, "gated_delta with zero log-decay against delta, " + at);
-      const FamilyResult<double> still = run(ctx.backend, no_beta, UpdateRule::delta, f.form, f.chunk);
-      w.see(relative(still.state, *in.past), UpdateRule::delta, "delta with β = 0: present_state against past_state, " + at);
+      const ReductionGaps r = reduction_gaps(ctx.backend, in, f);
+      w.see(r.gated_linear, UpdateRule::gated, "gated with zero log-decay against linear, " + at);
+      w.see(r.gated_delta_delta, UpdateRule::gated_delta, "gated_delta with zero log-decay against delta, " + at);
+      w.see(r.state_kept, UpdateRule::delta, "delta with β = 0: present_state against past_state, " + at);
     }
   }
   return measured(w, "gated(g = 0) = linear, gated_delta(g = 0) = delta, delta(β = 0) keeps the state");
