@@ -128,28 +128,29 @@ def run_cpp(bench: Path, quick: bool, env=None):
             for k, v in rows.items()}, data.get("context", {})
 
 
-def run_linear_family(bench: Path, quick: bool, env=None, kernel: str = "BM_linear_family_f32") -> dict:
-    """The linear family's chunked forms in float32 at T = 16k (linear_family_bench's `kernel` runs:
-    BM_linear_family_f32 the reference's, one thread; BM_linear_family_fast_f32 the fast kernel's,
-    every thread): {rule: {"seconds", "rate"}} medians, "rate" two flops per multiply-add the
+def run_linear_family(bench: Path, quick: bool, env=None) -> tuple[dict, dict]:
+    """The linear family's chunked forms in float32 at T = 16k, in one linear_family_bench run: the
+    reference's (BM_linear_family_f32, one thread) and the fast kernel's (BM_linear_family_fast_f32,
+    every thread), each {rule: {"seconds", "rate"}} medians, "rate" two flops per multiply-add the
     reference counts."""
     if not bench.exists():
-        return {}
-    args = [str(bench), "--benchmark_format=json", f"--benchmark_filter=^{kernel}/",
+        return {}, {}
+    args = [str(bench), "--benchmark_format=json", "--benchmark_filter=^BM_linear_family(_fast)?_f32/",
             f"--benchmark_repetitions={1 if quick else 5}"]
     try:
         data = json.loads(subprocess.run(args, check=True, capture_output=True, text=True, env=env).stdout)
     except subprocess.CalledProcessError as e:
         print(f"linear_family_bench failed, not run: {e.stderr.strip()[-300:]}", file=sys.stderr)
-        return {}
-    runs = {}
+        return {}, {}
+    runs = {"BM_linear_family_f32": {}, "BM_linear_family_fast_f32": {}}
     for b in data["benchmarks"]:
         if b.get("run_type") == "aggregate":
             continue
-        rule = b["run_name"].split("/")[1]
-        runs.setdefault(rule, []).append((b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]], b["rate"]))
-    return {rule: {"seconds": statistics.median(t for t, _ in v), "rate": statistics.median(r for _, r in v), "repetitions": len(v)}
-            for rule, v in runs.items()}
+        kernel, rule = b["run_name"].split("/")[:2]
+        runs[kernel].setdefault(rule, []).append((b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]], b["rate"]))
+    medians = {kernel: {rule: {"seconds": statistics.median(t for t, _ in v), "rate": statistics.median(r for _, r in v), "repetitions": len(v)}
+                        for rule, v in by_rule.items()} for kernel, by_rule in runs.items()}
+    return medians["BM_linear_family_f32"], medians["BM_linear_family_fast_f32"]
 
 
 def run_ort(sizes, repeats: int, threads: int):
@@ -555,8 +556,7 @@ def main():
             ev["numpy_seconds_target"] = ev["numpy_seconds"]
             ev["numpy_core_target"] = f"{ev['numpy_default_core']['core']}, the default, in-process"
     other = time_eval_other(Path(a.lessons), 5 if a.quick else 20, ours_env) if Path(a.lessons).exists() else None
-    family_ref = run_linear_family(Path(a.linear_family_bench), a.quick, ours_env)
-    family = run_linear_family(Path(a.linear_family_bench), a.quick, ours_env, "BM_linear_family_fast_f32")
+    family_ref, family = run_linear_family(Path(a.linear_family_bench), a.quick, ours_env)
     ort_sizes = [512, 1024, 2048, 4096] + ([] if a.quick else [8192])
     ort, ort_why_not = run_ort(ort_sizes, 3 if a.quick else 5, os.cpu_count() or 1)
     peak = (json.loads(subprocess.run([a.fma_peak], check=True, capture_output=True, text=True).stdout)
