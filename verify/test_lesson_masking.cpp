@@ -15,6 +15,7 @@
 #include "kernels/reference/causal_mask.hpp"
 #include "kernels/reference/multi_head_attention.hpp"
 #include "lesson_tests.hpp"
+#include "lessons/attention_cases.hpp"
 #include "lessons/masking/masking.hpp"
 #include "lessons/masking/masking_broken_backends.hpp"
 #include "numeric/npy.hpp"
@@ -197,6 +198,37 @@ BOOST_AUTO_TEST_CASE(a_broken_mask_leaves_unmasked_calls_alone) {
     BOOST_TEST(max_abs(r.output, expected.output) == 0.0, b->name());
     BOOST_TEST(max_abs(r.weights, expected.weights) == 0.0, b->name());
   }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(generated_cases)
+
+// The generated causal case (lessons/attention_cases.hpp) the agreement claims split: S queries over
+// S + extra keys, the causal mask top-left, the other masks on top; its truth hides the future and
+// the extra keys from every query and shows each query its own key.
+BOOST_AUTO_TEST_CASE(a_causal_case_hides_the_future_and_the_keys_past_the_last_query) {
+  const auto terms = vl::lessons::causal_case_terms(1, 3);
+  //                         B Hkv group S extra D Dv mask=bool rank=4 window softcap scale p
+  const vl::Case c(&terms, {2, 1, 2, 5, 3, 4, 3, 1, 1, -1, 0, 0, 2}, 11);
+  const vl::lessons::AttentionCase a = vl::lessons::causal_case(c);
+  BOOST_TEST((a.q.shape() == std::array<std::size_t, 4>{2, 2, 5, 4}));
+  BOOST_TEST((a.k.shape() == std::array<std::size_t, 4>{2, 1, 8, 4}));
+  BOOST_TEST((a.v.shape() == std::array<std::size_t, 4>{2, 1, 8, 3}));
+  BOOST_TEST(a.options.causal);
+  BOOST_TEST((a.options.alignment == vl::CausalAlignment::top_left));
+  BOOST_TEST(!a.options.kv_lengths);
+  BOOST_REQUIRE(a.options.allowed);
+  BOOST_TEST(a.options.allowed->dimension() == 4u);
+  std::size_t hidden_by_the_other_mask = 0;
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t h = 0; h < 2; ++h)
+      for (std::size_t i = 0; i < 5; ++i) {
+        BOOST_TEST(a.visible(b, h, i, i));
+        for (std::size_t j = i + 1; j < 8; ++j) BOOST_TEST(!a.visible(b, h, i, j));
+        for (std::size_t j = 0; j < i; ++j) hidden_by_the_other_mask += !a.visible(b, h, i, j);
+      }
+  BOOST_TEST(hidden_by_the_other_mask > 0u);  // the boolean mask hides some past key too
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -123,4 +123,41 @@ AttentionCase attention_case(const Case& c) {
   return a;
 }
 
+std::vector<CaseTerm> causal_case_terms(int min_s, int max_extra) {
+  return {{"B", 1, 3, 1, {}},
+          {"Hkv", 1, 3, 1, {}},
+          {"group", 1, 3, 1, {}},
+          {"S", min_s, 8, min_s, {}},
+          {"extra_keys", 0, max_extra, 0, {}},
+          {"D", 1, 19, 1, {}},
+          {"Dv", 1, 9, 1, {}},
+          {"mask", kNone, kFloat, kNone, {"none", "bool", "float"}},
+          {"mask_rank", 0, 1, 0, {"2", "4"}},
+          {"window", -1, 4, -1, {}},
+          {"softcap", 0, 1, 0, {"none", "5"}},
+          {"scale", 0, 1, 0, {"1/sqrt(D)", "0.3"}},
+          {"p", 1, 7, 1, {}}};
+}
+
+std::vector<std::vector<int>> causal_anchor_cases() {
+  //        B  Hkv group S extra D  Dv  mask  rank window softcap scale p
+  return {{1, 1, 1, 3, 0, 4, 3, kNone, 0, -1, 0, 0, 1},
+          {2, 1, 2, 6, 2, 5, 3, kBool, 0, -1, 0, 0, 3},
+          {1, 2, 2, 7, 1, 4, 4, kFloat, 1, -1, 1, 0, 4},
+          {1, 1, 2, 8, 0, 3, 3, kNone, 0, 1, 0, 1, 5}};
+}
+
+AttentionCase causal_case(const Case& c) {
+  static const std::vector<CaseTerm> terms = attention_case_terms(false);
+  std::vector<int> values;
+  for (const CaseTerm& t : terms) {
+    if (t.name == "Sq") values.push_back(c["S"]);
+    else if (t.name == "Sk") values.push_back(c["S"] + c["extra_keys"]);
+    else if (t.name == "causal") values.push_back(kTopLeft);
+    else if (t.name == "kv_lengths" || t.name == "key") values.push_back(0);
+    else values.push_back(c[t.name]);
+  }
+  return attention_case(Case(&terms, std::move(values), c.data_seed()));
+}
+
 }  // namespace vl::lessons

@@ -64,4 +64,19 @@ std::vector<std::vector<int>> attention_anchor_cases();
 /// key lengths give batch 0 a length in [1, Sk − 1] (Sk ≥ 2), the others [0, Sk].
 AttentionCase attention_case(const Case& c);
 
+/// The terms of a causal pass over one sequence (masking's agreement claims): B, Hkv, group, S
+/// queries (min_s … 8) over S + extra_keys keys (0 … max_extra, the extra ones hidden from every
+/// query), D, Dv, the other mask, its rank, the window, the softcap, the scale, and the position
+/// `p` a check splits the sequence at (1 … 7, clamped to S − 1).
+std::vector<CaseTerm> causal_case_terms(int min_s, int max_extra);
+
+/// Anchor cases of causal_case_terms: the causal mask alone over 3 queries (a future key let
+/// through meets it there: the other masks hide key i + 1 from query i), then a boolean mask of
+/// rank 2 with GQA and extra keys, an additive one of rank 4 with a softcap, and a window of 1 with
+/// an explicit scale.
+std::vector<std::vector<int>> causal_anchor_cases();
+
+/// attention_case with Sq = S, Sk = S + extra_keys, the causal mask top-left, no key lengths.
+AttentionCase causal_case(const Case& c);
+
 }  // namespace vl::lessons

@@ -154,7 +154,8 @@ FAULTS = {
     "mha-biases-dropped": (mha_biases_dropped, ["attention.mha-matches-torch", "masking.mha-fully-masked-row", *LAYERS]),
     "gqa-backward-unsummed": (gqa_backward_unsummed, ["attention.backward-fd"]),
     "scale-attr-ignored": (scale_attr_ignored, ["attention.matches-torch", "attention.softmax-shift-invariant"]),
-    "float-mask-ignored": (float_mask_ignored, ["attention.convex-combination", "attention.matches-torch", "masking.masked-weights-zero"]),
+    "float-mask-ignored": (float_mask_ignored, ["attention.convex-combination", "attention.matches-torch", "masking.masked-weights-zero",
+                                                "masking.padding-ignored"]),
     "layer-norm-unbiased": (layer_norm_unbiased, [*LAYERS, "encoder-decoder.layer-norm-standardises"]),
 }
 

@@ -68,6 +68,12 @@ Measurement masked_weights_generated(const CheckContext& ctx);
 Measurement window_generated(const CheckContext& ctx);
 Measurement nan_generated(const CheckContext& ctx);
 Measurement fully_masked_generated(const CheckContext& ctx);
+Measurement padding_generated(const CheckContext& ctx);
+// The claims about one causal pass over generated cases (masking_causal_generated.cpp).
+Measurement first_position_generated(const CheckContext& ctx);
+Measurement prefix_generated(const CheckContext& ctx);
+Measurement one_pass_generated(const CheckContext& ctx);
+Measurement alignment_generated(const CheckContext& ctx);
 // Our float16 and bfloat16 storage rounds once (masking_rounds_once.cpp), and its control: through float.
 Measurement narrow_formats_round_once(const CheckContext& ctx);
 Measurement rounded_through_float(const CheckContext& ctx);

@@ -11,6 +11,9 @@
 //   masking.fully-masked-row-zero a query that sees no key (bottom-right with Sq > Sk, a key
 //                                 length of 0, a window and a mask that leave nothing) gets
 //                                 all-zero weights and output, never NaN.
+//   masking.padding-ignored       a key-padding mask (B, 1, 1, Sk) on top of the case's masks: every
+//                                 weight on a padding key is exactly 0 and redrawing the padding keys
+//                                 and values moves no output bit (rows that see some key).
 //   masking.window-independent    a key the masks hide from a query (one that sees some key)
 //                                 cannot move its output by a bit; a change of 2²⁰ in a visible
 //                                 key's value moves it (float64, float32; in bfloat16 and float16
@@ -21,10 +24,13 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "kernels/reference/causal_mask.hpp"
 #include "lessons/attention_cases.hpp"
 #include "lessons/masking/masking.hpp"
 #include "numeric/compare.hpp"
+#include "numeric/numpy_random.hpp"
 
 namespace vl::lessons::masking {
 
@@ -103,6 +109,49 @@ Measurement window_case(const CheckContext& ctx, const Case& c) {
   return m.require(still.empty(), still);
 }
 
+// A key-padding mask on top of the case's: lengths drawn from the case's data seed (batch 0 in
+// 1 … Sk − 1 when Sk ≥ 2, so that some key is padding and some is not; the others 0 … Sk), the
+// padding keys' keys and values redrawn.
+Measurement padding_case(const CheckContext& ctx, const Case& c) {
+  AttentionCase a = attention_case(c);
+  const std::size_t B = a.k.shape(0), Sk = a.k.shape(2);
+  numpy::Generator rng(c.data_seed() + 2);
+  const xt::xarray<double> u = rng.random({B});
+  std::vector<std::size_t> lengths(B);
+  for (std::size_t b = 0; b < B; ++b)
+    lengths[b] = b == 0 && Sk >= 2 ? 1 + std::size_t(u(b) * double(Sk - 1)) : std::min(Sk, std::size_t(u(b) * double(Sk + 1)));
+  const xt::xarray<bool> padding = key_padding_allowed_4d(key_padding_blocked(lengths, Sk));  // (B, 1, 1, Sk)
+  a.options.allowed = a.options.allowed ? xt::xarray<bool>(*a.options.allowed && padding) : padding;
+  for (std::size_t b = 0; b < B; ++b)
+    xt::view(a.visible, b, xt::all(), xt::all(), xt::range(lengths[b], Sk)) = false;
+  AttentionCase redrawn = a;
+  const Tensor4<double> k = 0.5 * rng.standard_normal(std::vector<std::size_t>(a.k.shape().begin(), a.k.shape().end()));
+  const Tensor4<double> v = rng.standard_normal(std::vector<std::size_t>(a.v.shape().begin(), a.v.shape().end()));
+  for (std::size_t b = 0; b < B; ++b) {
+    auto pad = xt::range(lengths[b], Sk);
+    xt::view(redrawn.k, b, xt::all(), pad, xt::all()) = xt::view(k, b, xt::all(), pad, xt::all());
+    xt::view(redrawn.v, b, xt::all(), pad, xt::all()) = xt::view(v, b, xt::all(), pad, xt::all());
+  }
+  const auto r = ctx.backend.attention(a.q, a.k, a.v, a.options);
+  AttentionOptions<double> outputs = a.options;
+  outputs.return_weights = false;
+  const auto moved = ctx.backend.attention(redrawn.q, redrawn.k, redrawn.v, outputs).output;
+  double weight = 0, move = 0;
+  std::string where;
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < r.output.shape(1); ++h)
+      for (std::size_t i = 0; i < r.output.shape(2); ++i) {
+        if (!a.sees_a_key(b, h, i)) continue;  // a row with no visible key: fully-masked-row-zero's (torch gives it NaN)
+        for (std::size_t j = lengths[b]; j < Sk; ++j)
+          if (std::fabs(r.weights(b, h, i, j)) > weight || std::isnan(r.weights(b, h, i, j)))
+            weight = worse(weight, std::fabs(r.weights(b, h, i, j))), where = fmt::format("; weight {:.3g} on padding key ({})", r.weights(b, h, i, j), at(b, h, i, j));
+        for (std::size_t x = 0; x < r.output.shape(3); ++x) move = worse(move, std::fabs(moved(b, h, i, x) - r.output(b, h, i, x)));
+      }
+  const double worst = worse(weight, move);
+  return {worst, fmt::format("key lengths {}: largest weight on a padding key {:.2e}, largest output move when they are redrawn {:.2e}{}",
+                             fmt::join(lengths, ", "), weight, move, where)};
+}
+
 // One NaN put where a query sees it: in query i0 (its whole output NaN), in key j of key/value
 // head 0 (the whole output of every query of its group that sees j), in entry 0 of value j (entry 0
 // of those queries' outputs). Counts the output entries that should be NaN and are not; a query
@@ -179,6 +228,11 @@ Measurement masked_weights_generated(const CheckContext& ctx) {
 Measurement nan_generated(const CheckContext& ctx) {
   const auto terms = attention_case_terms(false);
   return generated_cases(ctx, terms, attention_anchor_cases(), Worse::larger, [&](const Case& c) { return nan_case(ctx, c); });
+}
+
+Measurement padding_generated(const CheckContext& ctx) {
+  const auto terms = attention_case_terms(false);
+  return generated_cases(ctx, terms, attention_anchor_cases(), Worse::larger, [&](const Case& c) { return padding_case(ctx, c); });
 }
 
 Measurement window_generated(const CheckContext& ctx) {

@@ -51,9 +51,17 @@ Lesson lesson() {
                       first_position_self,
                       {broken_backend("mask shifted: diagonal blocked", diagonal),
                        broken_backend("mask lets one future key through", future)}});
+  l.checks.push_back({"masking.first-position-self", "generated cases: GQA, keys past the last query, masks, window, softcap, scale",
+                      first_position_generated,
+                      {broken_backend("mask shifted: diagonal blocked", diagonal),
+                       broken_backend("mask lets one future key through", future)}});
 
   l.checks.push_back({"masking.prefix-unchanged", "positions ≥ p redrawn: outputs before p bit for bit, the others move",
                       prefix_unchanged,
+                      {broken_backend("mask lets one future key through", future),
+                       broken_backend("mask applied after the softmax", after)}});
+  l.checks.push_back({"masking.prefix-unchanged", "generated cases: positions ≥ p redrawn under any other mask, window, GQA group",
+                      prefix_generated,
                       {broken_backend("mask lets one future key through", future),
                        broken_backend("mask applied after the softmax", after)}});
 
@@ -61,14 +69,25 @@ Lesson lesson() {
                       one_pass_equals_decoding,
                       {broken_backend("mask lets one future key through", future),
                        broken_backend("mask applied after the softmax", after)}});
+  l.checks.push_back({"masking.one-pass-equals-decoding", "generated cases: decoding steps with the other masks' rows, window, GQA group",
+                      one_pass_generated,
+                      {broken_backend("mask lets one future key through", future),
+                       broken_backend("mask applied after the softmax", after)}});
 
   l.checks.push_back({"masking.alignment", "query blocks with Sq < Sk against rows of the full causal pass",
                       alignment,
                       {broken_backend("alignment ignored: always top-left", top_left),
                        broken_backend("alignment ignored: always bottom-right", bottom_right)}});
+  l.checks.push_back({"masking.alignment", "generated cases: query blocks with the other masks' rows, window, GQA group",
+                      alignment_generated,
+                      {broken_backend("alignment ignored: always top-left", top_left),
+                       broken_backend("alignment ignored: always bottom-right", bottom_right)}});
 
   l.checks.push_back({"masking.padding-ignored", "padding keys: weight 0, redrawn keys/values change nothing",
                       padding_ignored,
+                      {broken_backend("key-padding mask ignored", padding_dropped)}});
+  l.checks.push_back({"masking.padding-ignored", "generated cases: a key-padding mask on top of any mask, window, alignment, GQA group",
+                      padding_generated,
                       {broken_backend("key-padding mask ignored", padding_dropped)}});
 
   l.checks.push_back({"masking.fully-masked-row-zero", "rows with no visible key: zero weights, zero output, no NaN",
