@@ -14,6 +14,7 @@
 #include "backends/registry.hpp"
 #include "kernels/reference/causal_mask.hpp"
 #include "kernels/reference/multi_head_attention.hpp"
+#include "engine/spec.hpp"
 #include "lesson_tests.hpp"
 #include "lessons/attention_cases.hpp"
 #include "lessons/masking/masking.hpp"
@@ -208,7 +209,7 @@ BOOST_AUTO_TEST_SUITE(generated_cases)
 // S + extra keys, the causal mask top-left, the other masks on top; its truth hides the future and
 // the extra keys from every query and shows each query its own key.
 BOOST_AUTO_TEST_CASE(a_causal_case_hides_the_future_and_the_keys_past_the_last_query) {
-  const auto terms = vl::lessons::causal_case_terms(1, 3);
+  const auto terms = vl::lessons::causal_case_terms(1);
   //                         B Hkv group S extra D Dv mask=bool rank=4 window softcap scale p
   const vl::Case c(&terms, {2, 1, 2, 5, 3, 4, 3, 1, 1, -1, 0, 0, 2}, 11);
   const vl::lessons::AttentionCase a = vl::lessons::causal_case(c);
@@ -229,6 +230,20 @@ BOOST_AUTO_TEST_CASE(a_causal_case_hides_the_future_and_the_keys_past_the_last_q
         for (std::size_t j = 0; j < i; ++j) hidden_by_the_other_mask += !a.visible(b, h, i, j);
       }
   BOOST_TEST(hidden_by_the_other_mask > 0u);  // the boolean mask hides some past key too
+}
+
+// The agreement checks scale their values until twice the float64 bound is below this number; it
+// must be the spec's tolerance, or a correct implementation could fail.
+BOOST_AUTO_TEST_CASE(the_agreement_tolerance_is_the_specs) {
+  const vl::Spec spec = vl::parse_spec(std::filesystem::path(VL_SOURCE_DIR) / "specs/masking.md");
+  std::size_t found = 0;
+  for (const vl::Claim& c : spec.claims)
+    if (c.id == "masking.one-pass-equals-decoding" || c.id == "masking.alignment" || c.id == "masking.cache-decoding") {
+      ++found;
+      BOOST_REQUIRE_MESSAGE(c.tolerance, c.id);
+      BOOST_TEST(*c.tolerance == vl::lessons::masking::kFloat64Agreement, c.id);
+    }
+  BOOST_TEST(found == 3u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -6,7 +6,6 @@
 
 #include <xtensor/xview.hpp>
 
-#include "numeric/numpy_random.hpp"
 
 namespace vl::lessons {
 
@@ -87,12 +86,7 @@ AttentionCase attention_case(const Case& c) {
   if (c["softcap"]) o.softcap = 5;
   if (c["scale"]) o.scale = 0.3;
   std::vector<std::size_t> lengths(B, Sk);
-  if (c["kv_lengths"]) {
-    const xt::xarray<double> l = rng.random({B});
-    for (std::size_t b = 0; b < B; ++b)
-      lengths[b] = b == 0 && Sk >= 2 ? 1 + std::size_t(l(b) * double(Sk - 1)) : std::min(Sk, std::size_t(l(b) * double(Sk + 1)));
-    o.kv_lengths = lengths;
-  }
+  if (c["kv_lengths"]) o.kv_lengths = lengths = draw_key_lengths(rng, B, Sk);
 
   // The truth, from the definition (ops/attention.hpp): query i sits at position p = i + offset
   // (offset L_b − Sq bottom-right, else 0) and sees key j iff j < L_b, not j > p under the causal
@@ -123,12 +117,12 @@ AttentionCase attention_case(const Case& c) {
   return a;
 }
 
-std::vector<CaseTerm> causal_case_terms(int min_s, int max_extra) {
+std::vector<CaseTerm> causal_case_terms(int min_s) {
   return {{"B", 1, 3, 1, {}},
           {"Hkv", 1, 3, 1, {}},
           {"group", 1, 3, 1, {}},
           {"S", min_s, 8, min_s, {}},
-          {"extra_keys", 0, max_extra, 0, {}},
+          {"extra_keys", 0, 3, 0, {}},
           {"D", 1, 19, 1, {}},
           {"Dv", 1, 9, 1, {}},
           {"mask", kNone, kFloat, kNone, {"none", "bool", "float"}},
@@ -145,6 +139,14 @@ std::vector<std::vector<int>> causal_anchor_cases() {
           {2, 1, 2, 6, 2, 5, 3, kBool, 0, -1, 0, 0, 3},
           {1, 2, 2, 7, 1, 4, 4, kFloat, 1, -1, 1, 0, 4},
           {1, 1, 2, 8, 0, 3, 3, kNone, 0, 1, 0, 1, 5}};
+}
+
+std::vector<std::size_t> draw_key_lengths(numpy::Generator& rng, std::size_t B, std::size_t Sk) {
+  const xt::xarray<double> u = rng.random({B});
+  std::vector<std::size_t> lengths(B);
+  for (std::size_t b = 0; b < B; ++b)
+    lengths[b] = b == 0 && Sk >= 2 ? 1 + std::size_t(u(b) * double(Sk - 1)) : std::min(Sk, std::size_t(u(b) * double(Sk + 1)));
+  return lengths;
 }
 
 AttentionCase causal_case(const Case& c) {

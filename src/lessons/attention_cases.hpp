@@ -19,6 +19,7 @@
 
 #include "backends/backend.hpp"
 #include "engine/generated_cases.hpp"
+#include "numeric/numpy_random.hpp"
 
 namespace vl::lessons {
 
@@ -64,17 +65,21 @@ std::vector<std::vector<int>> attention_anchor_cases();
 /// key lengths give batch 0 a length in [1, Sk − 1] (Sk ≥ 2), the others [0, Sk].
 AttentionCase attention_case(const Case& c);
 
-/// The terms of a causal pass over one sequence (masking's agreement claims): B, Hkv, group, S
-/// queries (min_s … 8) over S + extra_keys keys (0 … max_extra, the extra ones hidden from every
-/// query), D, Dv, the other mask, its rank, the window, the softcap, the scale, and the position
-/// `p` a check splits the sequence at (1 … 7, clamped to S − 1).
-std::vector<CaseTerm> causal_case_terms(int min_s, int max_extra);
+/// The terms of a causal pass over one sequence (masking's claims about it): B, Hkv, group, S
+/// queries (min_s … 8) over S + extra_keys keys (0 … 3, the extra ones hidden from every query), D,
+/// Dv, the other mask, its rank, the window, the softcap, the scale, and the position `p` a check
+/// splits the sequence at (1 … 7, clamped to S − 1).
+std::vector<CaseTerm> causal_case_terms(int min_s);
 
 /// Anchor cases of causal_case_terms: the causal mask alone over 3 queries (a future key let
 /// through meets it there: the other masks hide key i + 1 from query i), then a boolean mask of
 /// rank 2 with GQA and extra keys, an additive one of rank 4 with a softcap, and a window of 1 with
 /// an explicit scale.
 std::vector<std::vector<int>> causal_anchor_cases();
+
+/// Key lengths for B sequences padded to Sk, drawn from `rng`: batch 0's in 1 … Sk − 1 when Sk ≥ 2
+/// (some key is padding and some is not), the others' in 0 … Sk.
+std::vector<std::size_t> draw_key_lengths(numpy::Generator& rng, std::size_t B, std::size_t Sk);
 
 /// attention_case with Sq = S, Sk = S + extra_keys, the causal mask top-left, no key lengths.
 AttentionCase causal_case(const Case& c);

@@ -29,11 +29,24 @@ struct Inputs {
 };
 Inputs draw_inputs(std::size_t b, std::size_t h, std::size_t sq, std::size_t sk, std::size_t d, std::uint64_t seed);
 
+/// masking.one-pass-equals-decoding's, masking.alignment's and masking.cache-decoding's tolerance in
+/// float64 (specs/masking.md; test_lesson_masking checks that the spec still says so).
+inline constexpr double kFloat64Agreement = 1e-14;
+
 /// What a difference between two of the backend's own results for the same rows (one causal pass,
-/// and the same rows by decoding, by a query block, through a cache) is measured in: 1 in float64
-/// (the spec's absolute tolerance), else twice the derived bound of attention in that precision on
-/// these inputs (lessons/attention_error_bound.hpp; each result within it of the exact rows).
-double agreement_unit(const CheckContext& ctx, const Inputs& in);
+/// and the same rows by decoding, by a query block, through a cache) is measured in, each result
+/// within the derived bound of attention (lessons/attention_error_bound.hpp) of the exact rows, so
+/// the two within twice it. In float64 the unit is 1 (the spec's absolute tolerance), which a
+/// correct implementation is sure to meet only where twice the float64 bound of the inputs is at
+/// most kFloat64Agreement: `v` is scaled by a power of two (exactly) until it is, and the factor
+/// returned. Elsewhere the unit is twice the bound in that precision of the inputs rounded to it,
+/// and `v` is left as it is. `o`: the options of the full pass (its masks, softcap, scale).
+struct Agreement {
+  double unit = 1;
+  double value_scale = 1;
+};
+Agreement agreement_unit(const CheckContext& ctx, const Tensor4<double>& q, const Tensor4<double>& k, Tensor4<double>& v,
+                         const AttentionOptions<double>& o);
 /// "" in float64; " over twice its float32 bound" in another precision: what agreement_unit divides by.
 inline std::string unit_words(const CheckContext& ctx) {
   return ctx.precision == Precision::float64 ? "" : " over twice its " + to_string(ctx.precision) + " bound";

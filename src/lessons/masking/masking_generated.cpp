@@ -109,17 +109,14 @@ Measurement window_case(const CheckContext& ctx, const Case& c) {
   return m.require(still.empty(), still);
 }
 
-// A key-padding mask on top of the case's: lengths drawn from the case's data seed (batch 0 in
-// 1 … Sk − 1 when Sk ≥ 2, so that some key is padding and some is not; the others 0 … Sk), the
-// padding keys' keys and values redrawn.
+// A key-padding mask on top of the case's, of lengths drawn from the case's data seed
+// (draw_key_lengths: in batch 0 some key is padding and some is not), the padding keys' keys and
+// values redrawn.
 Measurement padding_case(const CheckContext& ctx, const Case& c) {
   AttentionCase a = attention_case(c);
   const std::size_t B = a.k.shape(0), Sk = a.k.shape(2);
   numpy::Generator rng(c.data_seed() + 2);
-  const xt::xarray<double> u = rng.random({B});
-  std::vector<std::size_t> lengths(B);
-  for (std::size_t b = 0; b < B; ++b)
-    lengths[b] = b == 0 && Sk >= 2 ? 1 + std::size_t(u(b) * double(Sk - 1)) : std::min(Sk, std::size_t(u(b) * double(Sk + 1)));
+  const std::vector<std::size_t> lengths = draw_key_lengths(rng, B, Sk);
   const xt::xarray<bool> padding = key_padding_allowed_4d(key_padding_blocked(lengths, Sk));  // (B, 1, 1, Sk)
   a.options.allowed = a.options.allowed ? xt::xarray<bool>(*a.options.allowed && padding) : padding;
   for (std::size_t b = 0; b < B; ++b)
