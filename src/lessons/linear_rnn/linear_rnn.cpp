@@ -15,11 +15,18 @@
 #include "numeric/compare.hpp"
 #include "numeric/precision.hpp"
 #include "lessons/linear_rnn/linear_rnn.hpp"
+#include "lessons/linear_rnn/linear_rnn_forms.hpp"
 #include "numeric/numpy_compare.hpp"
 #include "numeric/numpy_format.hpp"
 #include "numeric/numpy_random.hpp"
 
 namespace vl::lessons::linear_rnn {
+
+using detail::Finding;
+using detail::Findings;
+using detail::Form;
+using detail::forms_of;
+using detail::over_each_form;
 
 Matrix feature_map(const Matrix& x) { return elu_plus_one<double, 2>(x); }
 
@@ -95,67 +102,6 @@ std::vector<std::size_t> chunk_sizes(std::size_t n) {
   return b;
 }
 
-// One form of causal linear attention as the judged backend computes it: φ(Q), φ(K), V → O.
-struct Form {
-  std::string name;
-  std::function<Matrix(const Matrix& pq, const Matrix& pk, const Matrix& v)> run;
-};
-
-// The backend's three forms, the chunked one at chunk size `chunk`.
-std::vector<Form> forms_of(const backends::Backend& b, std::size_t chunk) {
-  return {{"parallel", [&b](const Matrix& pq, const Matrix& pk, const Matrix& v) { return b.linear_parallel(pq, pk, v); }},
-          {"recurrent", [&b](const Matrix& pq, const Matrix& pk, const Matrix& v) { return b.linear_recurrent(pq, pk, v); }},
-          {fmt::format("chunked B={}", chunk),
-           [&b, chunk](const Matrix& pq, const Matrix& pk, const Matrix& v) { return b.linear_chunked(pq, pk, v, chunk); }}};
-}
-
-// What a sweep found in one form: its largest deviation and where, and any other failure.
-struct Finding {
-  double worst = 0;
-  std::string where;
-  std::string failure;  // empty: none
-};
-
-// The findings of every form the backend has, merged.
-struct Findings {
-  double worst = 0;
-  std::string where;
-  std::vector<std::string> failures, checked, lacking;
-
-  /// "forms checked: …" and, when some were lacking, which and why.
-  std::string forms() const {
-    std::string s = fmt::format("forms checked: {}", fmt::join(checked, ", "));
-    if (!lacking.empty()) s += fmt::format("; not available: {}", fmt::join(lacking, "; "));
-    return s;
-  }
-};
-
-// Runs `sweep` on each form the backend has, so that a backend with some of the forms is
-// judged on those. A form it lacks (Unsupported) is left out and named; a backend with none
-// throws Unsupported: the claim is then not applicable, never passed on nothing.
-template <class Sweep>
-Findings over_each_form(const std::vector<Form>& forms, const std::string& where_if_none, Sweep sweep) {
-  Findings all;
-  all.where = where_if_none;
-  backends::Need lacking = backends::Op::linear_parallel;
-  for (const Form& form : forms) {
-    Finding f;
-    try {
-      f = sweep(form);
-    } catch (const backends::Unsupported& e) {
-      all.lacking.push_back(e.what());
-      lacking = e.need;
-      continue;
-    }
-    all.checked.push_back(form.name);
-    if (f.worst > all.worst) { all.worst = f.worst; all.where = f.where; }
-    if (!f.failure.empty()) all.failures.push_back(f.failure);
-  }
-  if (all.checked.empty())
-    throw backends::Unsupported(lacking, fmt::format("no form of causal linear attention: {}", fmt::join(all.lacking, "; ")));
-  return all;
-}
-
 }  // namespace
 
 Measurement forms_agree(const CheckContext& ctx) {
@@ -211,29 +157,54 @@ Measurement phi_positive(const FeatureMap& phi) {
           fmt::format("min φ(x) = {:.3e} (at x = {}) over x in [-700, 700] and 2048 normal draws", smallest, at)};
 }
 
+namespace detail {
+
+Finding convex_excursion(const Form& form, const Inputs& in, Precision p, const std::string& label) {
+  // The values as the backend holds them: rounded once to the precision it computes in.
+  Finding f;
+  const Matrix v = rounded_to(p, in.v);
+  const double scale = xt::amax(xt::abs(v))();
+  const Matrix o = form.run(in.pq, in.pk, in.v);
+  for (std::size_t col = 0; col < v.shape(1); ++col) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (std::size_t t = 0; t < v.shape(0); ++t) {
+      lo = std::min(lo, v(t, col));
+      hi = std::max(hi, v(t, col));
+      const double out = o(t, col);
+      const double excess = std::isnan(out) ? std::numeric_limits<double>::infinity() : std::max({0.0, lo - out, out - hi}) / scale;
+      if (excess > f.worst) { f.worst = excess; f.where = fmt::format("{} form, {}, t={}, column {}", form.name, label, t, col); }
+    }
+  }
+  return f;
+}
+
+Finding prefix_moves(const Form& form, const Inputs& a, const Inputs& fresh, std::size_t t, const std::string& label) {
+  Finding f;
+  const std::size_t n = a.v.shape(0);
+  Inputs b = a;
+  auto later = xt::range(t + 1, n);
+  xt::view(b.pq, later, xt::all()) = xt::view(fresh.pq, later, xt::all());
+  xt::view(b.pk, later, xt::all()) = xt::view(fresh.pk, later, xt::all());
+  xt::view(b.v, later, xt::all()) = xt::view(fresh.v, later, xt::all());
+  const Matrix out_a = form.run(a.pq, a.pk, a.v), out_b = form.run(b.pq, b.pk, b.v);
+  f.worst = max_abs_diff(xt::view(out_a, xt::range(0, t + 1), xt::all()), xt::view(out_b, xt::range(0, t + 1), xt::all()));
+  f.where = fmt::format("{} form, {}, tokens after t={} changed", form.name, label, t);
+  if (max_abs_diff(xt::view(out_a, later, xt::all()), xt::view(out_b, later, xt::all())) == 0)
+    f.failure = fmt::format("{} form, {}, t={}: outputs after t unchanged", form.name, label, t);
+  return f;
+}
+
+}  // namespace detail
+
 Measurement convex_combination(const CheckContext& ctx) {
   // o_t must lie in [min_{j≤t} v_j, max_{j≤t} v_j] column by column, up to tolerance·max|v|;
   // each form the backend has is judged on its own.
-  // The values as the backend holds them: rounded once to the precision it computes in.
   const Precision p = ctx.precision;
   const Findings found = over_each_form(forms_of(ctx.backend, 3), "inside", [p](const Form& form) {
     Finding f;
     for (const Case& c : kCases) {
-      const Inputs in = draw_inputs(c.n, c.d_k, c.d_v, 2000 + c.n);
-      const Matrix v = rounded_to(p, in.v);
-      const double scale = xt::amax(xt::abs(v))();
-      const Matrix o = form.run(in.pq, in.pk, in.v);
-      for (std::size_t col = 0; col < c.d_v; ++col) {
-        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-        for (std::size_t t = 0; t < c.n; ++t) {
-          lo = std::min(lo, v(t, col));
-          hi = std::max(hi, v(t, col));
-          const double out = o(t, col);
-          const double excess = std::isnan(out) ? std::numeric_limits<double>::infinity()
-                                                : std::max({0.0, lo - out, out - hi}) / scale;
-          if (excess > f.worst) { f.worst = excess; f.where = fmt::format("{} form, n={}, t={}, column {}", form.name, c.n, t, col); }
-        }
-      }
+      const Finding one = detail::convex_excursion(form, draw_inputs(c.n, c.d_k, c.d_v, 2000 + c.n), p, fmt::format("n={}", c.n));
+      if (one.worst > f.worst) f = one;
     }
     return f;
   });
@@ -252,21 +223,10 @@ Measurement causal(const CheckContext& ctx) {
       if (c.n < 2) continue;
       const Inputs a = draw_inputs(c.n, c.d_k, c.d_v, 3000 + c.n);
       const Inputs fresh = draw_inputs(c.n, c.d_k, c.d_v, 4000 + c.n);
-      const Matrix out_a = form.run(a.pq, a.pk, a.v);
       for (std::size_t t : {std::size_t(0), (c.n - 1) / 2, c.n - 2}) {  // t < n − 1: some token comes after t
-        Inputs b = a;
-        auto later = xt::range(t + 1, c.n);
-        xt::view(b.pq, later, xt::all()) = xt::view(fresh.pq, later, xt::all());
-        xt::view(b.pk, later, xt::all()) = xt::view(fresh.pk, later, xt::all());
-        xt::view(b.v, later, xt::all()) = xt::view(fresh.v, later, xt::all());
-        const Matrix out_b = form.run(b.pq, b.pk, b.v);
-        const Matrix prefix_a = xt::view(out_a, xt::range(0, t + 1), xt::all());
-        const Matrix prefix_b = xt::view(out_b, xt::range(0, t + 1), xt::all());
-        const double moved = max_abs_diff(prefix_a, prefix_b);
-        if (moved > f.worst) { f.worst = moved; f.where = fmt::format("{} form, n={}, tokens after t={} changed", form.name, c.n, t); }
-        const Matrix after_a = xt::view(out_a, later, xt::all());
-        const Matrix after_b = xt::view(out_b, later, xt::all());
-        if (max_abs_diff(after_a, after_b) == 0) f.failure = fmt::format("{} form, n={}, t={}: outputs after t unchanged", form.name, c.n, t);
+        const Finding one = detail::prefix_moves(form, a, fresh, t, fmt::format("n={}", c.n));
+        if (one.worst > f.worst) f.worst = one.worst, f.where = one.where;
+        if (!one.failure.empty()) f.failure = one.failure;
       }
     }
     return f;

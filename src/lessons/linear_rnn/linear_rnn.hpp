@@ -57,6 +57,10 @@ Measurement state_size_fixed(const StateSizeAfter& state_size_after);
 Measurement phi_positive(const FeatureMap& phi);
 Measurement convex_combination(const CheckContext& ctx);
 Measurement causal(const CheckContext& ctx);
+// The same three claims over generated cases (linear_rnn_generated.cpp).
+Measurement forms_agree_generated(const CheckContext& ctx);
+Measurement convex_combination_generated(const CheckContext& ctx);
+Measurement causal_generated(const CheckContext& ctx);
 Measurement chunked_cost_linear(const CountedChunkedForm& chunked);
 Measurement cost_counted(const Forms& forms);
 Measurement generation_step_cost(const NextOutput& step);

@@ -69,6 +69,12 @@ Lesson lesson() {
                        broken<ChunkedShortLastChunkSkipped>("short last chunk skipped"),
                        broken<ParallelNormaliserDropped>("normaliser dropped"),
                        broken<ParallelOneFutureToken>("mask lets one future token through")}});
+  l.checks.push_back({"linear-rnn.forms-agree", "generated cases: n ≤ 64, d_k ≤ 16, d_v, any chunk size",
+                      forms_agree_generated,
+                      {broken<ChunkedStateNotCarried>("state not carried across chunks"),
+                       broken<ChunkedShortLastChunkSkipped>("short last chunk skipped"),
+                       broken<ParallelNormaliserDropped>("normaliser dropped"),
+                       broken<ParallelOneFutureToken>("mask lets one future token through")}});
 
   l.checks.push_back({"linear-rnn.state-size", "state elements after 1, 16, 256, 4096 tokens",
                       [](const CheckContext&) { return state_size_fixed(recurrent_state_size); },
@@ -85,8 +91,17 @@ Lesson lesson() {
                       {broken<ParallelNormaliserDropped>("normaliser dropped"),
                        broken<RecurrentNormaliserNotUpdated>("recurrent normaliser z not updated"),
                        broken<ChunkedNormaliserDropped>("chunked normaliser dropped")}});
+  l.checks.push_back({"linear-rnn.convex-combination", "generated cases: n ≤ 64, d_k ≤ 16, d_v, any chunk size, each form",
+                      convex_combination_generated,
+                      {broken<ParallelNormaliserDropped>("normaliser dropped"),
+                       broken<RecurrentNormaliserNotUpdated>("recurrent normaliser z not updated"),
+                       broken<ChunkedNormaliserDropped>("chunked normaliser dropped")}});
 
   l.checks.push_back({"linear-rnn.causal", "tokens after t replaced: outputs up to t bit for bit, each form", causal,
+                      {broken<ParallelOneFutureToken>("mask lets one future token through"),
+                       broken<RecurrentReadsAhead>("recurrent form reads one token ahead"),
+                       broken<ChunkedOneFutureToken>("chunk's table lets one future token through")}});
+  l.checks.push_back({"linear-rnn.causal", "generated cases: tokens after a drawn t redrawn, any chunk size, each form", causal_generated,
                       {broken<ParallelOneFutureToken>("mask lets one future token through"),
                        broken<RecurrentReadsAhead>("recurrent form reads one token ahead"),
                        broken<ChunkedOneFutureToken>("chunk's table lets one future token through")}});
