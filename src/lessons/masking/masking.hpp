@@ -87,6 +87,7 @@ Measurement first_position_generated(const CheckContext& ctx);
 Measurement prefix_generated(const CheckContext& ctx);
 Measurement one_pass_generated(const CheckContext& ctx);
 Measurement alignment_generated(const CheckContext& ctx);
+Measurement cache_generated(const CheckContext& ctx);
 // Our float16 and bfloat16 storage rounds once (masking_rounds_once.cpp), and its control: through float.
 Measurement narrow_formats_round_once(const CheckContext& ctx);
 Measurement rounded_through_float(const CheckContext& ctx);

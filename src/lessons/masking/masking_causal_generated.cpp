@@ -8,6 +8,9 @@
 //   masking.one-pass-equals-decoding row t of the pass = query t alone over keys 0 … t, bottom-right.
 //   masking.alignment               the first r queries top-left and the last r bottom-right = those
 //                                   rows of the pass.
+//   masking.cache-decoding          chunks of p queries decoded over the keys so far, once through
+//                                   past_key (the queries' first position given) and once through
+//                                   nonpad_kv_seqlen (the keys padded to the pass's) = those rows.
 //
 // The other masks are sliced with the queries and keys they belong to, so each smaller call asks
 // the same question of the same keys.
@@ -146,6 +149,40 @@ Measurement alignment_case(const CheckContext& ctx, const Case& c) {
                              "bottom-right {:.2e}; values scaled by 2^{})", unit_words(ctx), worst, r, S, d_tl, r, d_br, std::ilogb(ag.value_scale))};
 }
 
+Measurement cache_case(const CheckContext& ctx, const Case& c) {
+  AttentionCase a = causal_case(c);
+  a.options.return_weights = false;
+  const Agreement ag = agreement_unit(ctx, a.q, a.k, a.v, a.options);
+  const std::size_t S = a.q.shape(2), Sk = a.k.shape(2), m = std::size_t(c["p"]);
+  const auto full = ctx.backend.attention(a.q, a.k, a.v, a.options).output;
+  // Padding past the keys so far, redrawn: a decoder that attends to it moves.
+  numpy::Generator rng(c.data_seed() + 3);
+  const Tensor4<double> pad_k = 0.5 * rng.standard_normal(std::vector<std::size_t>(a.k.shape().begin(), a.k.shape().end()));
+  const Tensor4<double> pad_v = rng.standard_normal(std::vector<std::size_t>(a.v.shape().begin(), a.v.shape().end()));
+  double worst = 0;
+  std::string where = "equal";
+  for (std::size_t t = 0; t < S; t += m) {
+    const std::size_t e = std::min(t + m, S);
+    const Tensor4<double> q = positions(a.q, t, e), k = positions(a.k, 0, e), v = positions(a.v, 0, e);
+    AttentionOptions<double> past = rows_of(a.options, t, e, e, CausalAlignment::top_left);
+    past.first_query = std::ptrdiff_t(t);
+    const auto through_past = ctx.backend.attention(q, k, v, past).output;
+    Tensor4<double> kp = pad_k, vp = pad_v * ag.value_scale;
+    positions(kp, 0, e) = k;
+    positions(vp, 0, e) = v;
+    AttentionOptions<double> padded = rows_of(a.options, t, e, Sk, CausalAlignment::bottom_right);
+    padded.kv_lengths = std::vector<std::size_t>(a.k.shape(0), e);
+    const auto through_lengths = ctx.backend.attention(q, kp, vp, padded).output;
+    const Tensor4<double> want = positions(full, t, e);
+    for (const auto& [got, how] : {std::pair{&through_past, "past_key"}, std::pair{&through_lengths, "nonpad_kv_seqlen"}}) {
+      const double d = max_abs_diff(want, *got) / ag.unit;
+      if (d > worst || std::isnan(d)) worst = worse(worst, d), where = fmt::format("queries {}…{} through {}", t, e - 1, how);
+    }
+  }
+  return {worst, fmt::format("max |one pass − decoding through a cache|{} = {:.2e}, chunks of {} (worst: {}; values scaled by 2^{})",
+                             unit_words(ctx), worst, m, where, std::ilogb(ag.value_scale))};
+}
+
 }  // namespace
 
 Measurement first_position_generated(const CheckContext& ctx) {
@@ -166,6 +203,11 @@ Measurement one_pass_generated(const CheckContext& ctx) {
 Measurement alignment_generated(const CheckContext& ctx) {
   const auto terms = causal_case_terms(2);
   return generated_cases(ctx, terms, causal_anchor_cases(), Worse::larger, [&](const Case& c) { return alignment_case(ctx, c); });
+}
+
+Measurement cache_generated(const CheckContext& ctx) {
+  const auto terms = causal_case_terms(1);
+  return generated_cases(ctx, terms, causal_anchor_cases(), Worse::larger, [&](const Case& c) { return cache_case(ctx, c); });
 }
 
 }  // namespace vl::lessons::masking

@@ -137,6 +137,11 @@ Lesson lesson() {
                       {broken_backend("nonpad_kv_seqlen ignored: the padding attended", lengths_dropped),
                        broken_backend("past length ignored: the queries at position 0", position_dropped),
                        broken_backend("mask lets one future key through", future)}});
+  l.checks.push_back({"masking.cache-decoding", "generated cases: chunks of p queries with the other masks' rows, window, GQA group",
+                      cache_generated,
+                      {broken_backend("nonpad_kv_seqlen ignored: the padding attended", lengths_dropped),
+                       broken_backend("past length ignored: the queries at position 0", position_dropped),
+                       broken_backend("mask lets one future key through", future)}});
 
   l.checks.push_back({"masking.float16-bound", "float16 storage vs float64: |O16 − O64| within the bound derived from u = 2^-11",
                       float16_bound,
