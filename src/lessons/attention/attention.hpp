@@ -45,6 +45,7 @@ std::vector<ClaimCheck> refuted_checks();  // the seeds' sentences shown wrong (
 // (attention_generated.cpp; registered with listing 1's checks).
 Measurement weights_distribution_generated(const CheckContext& ctx);
 Measurement convex_combination_generated(const CheckContext& ctx);
+Measurement shift_invariant_generated(const CheckContext& ctx);
 std::shared_ptr<const backends::Backend> lengths_after_softmax();
 
 /// The lesson: listings and checks (attention_lesson.cpp).

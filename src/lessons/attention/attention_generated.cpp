@@ -8,9 +8,13 @@
 //                                    (measured: max(|Σ_j w_ij − 1|, a weight's distance outside [0, 1]))
 //   attention.convex-combination     every such row's output, column by column, within the min and
 //                                    max of the values its query sees, relative to max |v|
+//   attention.softmax-shift-invariant every such row's scores shifted by ±100 or ±750 times 1 + i/2
+//                                    (through an extra column, as the fixed sweep does; no softcap,
+//                                    which is no shift): weights and outputs within the two runs' bounds
 //
 // And the control only options reach: key lengths applied after the softmax.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -23,7 +27,9 @@
 #include "lessons/attention/attention.hpp"
 #include "lessons/attention/attention_common.hpp"
 #include "lessons/attention_cases.hpp"
+#include "lessons/attention_error_bound.hpp"
 #include "numeric/compare.hpp"
+#include "numeric/precision.hpp"
 
 namespace vl::lessons::attention {
 
@@ -100,6 +106,62 @@ class LengthsAfterSoftmax : public AttentionBreak<LengthsAfterSoftmax> {
 
 std::vector<CaseTerm> terms() { return attention_case_terms(false, kMaxKeys); }
 
+// The shift terms: the attention terms over any number of keys (the bound is the case's own), no
+// softcap (tanh of a shifted score is no shift), and the shift: ±100 or ±750 (exp overflows or
+// underflows past ±745 without the row maximum's subtraction).
+std::vector<CaseTerm> shift_terms() {
+  std::vector<CaseTerm> t = attention_case_terms(false);
+  for (CaseTerm& term : t)
+    if (term.name == "softcap") term.hi = 0;
+  t.push_back({"shift", 0, 3, 0, {"100", "-100", "750", "-750"}});
+  return t;
+}
+
+// The attention anchors, each with a shift of ±750 (the controls' bugs show there, not at ±100).
+std::vector<std::vector<int>> shift_anchor_cases() {
+  std::vector<std::vector<int>> anchors = attention_anchor_cases();
+  for (std::size_t i = 0; i < anchors.size(); ++i) anchors[i].push_back(2 + int(i % 2));
+  return anchors;
+}
+
+Measurement shift_case(const CheckContext& ctx, const Case& c) {
+  const Precision p = ctx.precision;
+  const double u = working_roundoff(p);
+  AttentionCase a = attention_case(c);
+  const std::size_t B = a.q.shape(0), Hq = a.q.shape(1), Sq = a.q.shape(2), D = a.q.shape(3), Hkv = a.k.shape(1), Sk = a.k.shape(2);
+  // The inputs as the precision stores them, so that both runs have the same exact weights.
+  a.q = rounded_to(p, a.q), a.k = rounded_to(p, a.k), a.v = rounded_to(p, a.v);
+  AttentionOptions<double>& o = a.options;
+  o.scale = round_to(p, o.scale.value_or(1 / std::sqrt(double(D))));
+  const double shift = std::array<double, 4>{100, -100, 750, -750}[std::size_t(c["shift"])];
+  // Q gets a_i = shift·(1 + i/2)/scale in an extra column, K gets 1: row i's scores move by scale·a_i.
+  Tensor4<double> qs = xt::zeros<double>({B, Hq, Sq, D + 1}), ks = xt::ones<double>({B, Hkv, Sk, D + 1});
+  xt::view(qs, xt::all(), xt::all(), xt::all(), xt::range(0, D)) = a.q;
+  xt::view(ks, xt::all(), xt::all(), xt::all(), xt::range(0, D)) = a.k;
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < Hq; ++h)
+      for (std::size_t i = 0; i < Sq; ++i) qs(b, h, i, D) = round_to(p, shift * (1 + 0.5 * double(i)) / *o.scale);
+  const auto plain_run = ctx.backend.attention(a.q, a.k, a.v, o);
+  const auto shifted_run = ctx.backend.attention(qs, ks, a.v, o);
+  const double factor = attention_error_factor(a.q, a.k, o, u) + attention_error_factor(qs, ks, o, u);
+  const double vmax = std::max(xt::amax(xt::abs(a.v))(), std::numeric_limits<double>::min());
+  double worst = 0;
+  std::string where = "every row unmoved";
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < Hq; ++h)
+      for (std::size_t i = 0; i < Sq; ++i) {
+        if (!a.sees_a_key(b, h, i)) continue;  // a row with no visible key is masking.fully-masked-row-zero's (torch: NaN)
+        double w = 0, y = 0;
+        for (std::size_t j = 0; j < Sk; ++j) w = worse(w, difference(shifted_run.weights(b, h, i, j), plain_run.weights(b, h, i, j)) / factor);
+        for (std::size_t x = 0; x < a.v.shape(3); ++x)
+          y = worse(y, difference(shifted_run.output(b, h, i, x), plain_run.output(b, h, i, x)) / (factor * vmax));
+        if (worse(w, y) > worst || std::isnan(worse(w, y)))
+          worst = worse(worst, worse(w, y)), where = fmt::format("{}: weights {:.2e}, outputs {:.2e} of their bounds", row_at(b, h, i), w, y);
+      }
+  return {worst, fmt::format("shift {:g}: largest |softmax(s + c) − softmax(s)| over the two runs' bounds {:.3g} ({}; bound {:.2e})", shift,
+                             worst, where, factor)};
+}
+
 }  // namespace
 
 Measurement weights_distribution_generated(const CheckContext& ctx) {
@@ -110,6 +172,11 @@ Measurement weights_distribution_generated(const CheckContext& ctx) {
 Measurement convex_combination_generated(const CheckContext& ctx) {
   const auto t = terms();
   return generated_cases(ctx, t, attention_anchor_cases(), Worse::larger, [&](const Case& c) { return convex_combination_case(ctx, c); });
+}
+
+Measurement shift_invariant_generated(const CheckContext& ctx) {
+  const auto t = shift_terms();
+  return generated_cases(ctx, t, shift_anchor_cases(), Worse::larger, [&](const Case& c) { return shift_case(ctx, c); });
 }
 
 std::shared_ptr<const backends::Backend> lengths_after_softmax() { return std::make_shared<LengthsAfterSoftmax>(); }
