@@ -129,6 +129,7 @@ Measurement layer_norm_standardises(const CheckContext& ctx);
 Measurement residual_keeps_width(const CheckContext& ctx);
 Measurement encoder_sees_every_position(const CheckContext& ctx);
 Measurement decoder_prefix_unchanged(const CheckContext& ctx);
+Measurement decoder_prefix_generated(const CheckContext& ctx);  // encoder_decoder_generated.cpp
 Measurement cross_attention_reads_encoder(const CheckContext& ctx);
 Measurement teacher_forcing(const CheckContext& ctx);
 Measurement permutation_equivariance(const CheckContext& ctx);

@@ -59,6 +59,10 @@ Lesson lesson() {
                       decoder_prefix_unchanged,
                       {broken_backend("the decoder's self-attention without its mask", std::make_shared<DecoderWithoutMask>(plain, "decoder-unmasked")),
                        broken_backend("cross-attention reading K/V from the decoder", cross_self)}});
+  l.checks.push_back({"encoder-decoder.decoder-prefix-unchanged", "generated cases: width, heads, depth, norm, activation, lengths, p",
+                      decoder_prefix_generated,
+                      {broken_backend("the decoder's self-attention without its mask", std::make_shared<DecoderWithoutMask>(plain, "decoder-unmasked")),
+                       broken_backend("cross-attention reading K/V from the decoder", cross_self)}});
   l.checks.push_back({"encoder-decoder.cross-attention-reads-encoder", "influence of each memory position on each decoder position, 3 models",
                       cross_attention_reads_encoder, {broken_backend("cross-attention reading K/V from the decoder", cross_self)}});
   l.checks.push_back({"encoder-decoder.teacher-forcing", "one pass on the shifted target vs greedy steps with a KV cache, 3 models × 2 sequences",

@@ -1,0 +1,74 @@
+// Lesson encoder-decoder, the masked decoder's prefix over generated cases
+// (engine/generated_cases.hpp): the model's width, heads, feed-forward width, depth, post- or
+// pre-norm, ReLU or GELU, the batch, the encoder's and the decoder's lengths and the position p
+// from which the target is redrawn; each case's weights drawn by torch's initialisation from its
+// data seed and every parameter perturbed, as the fixed sweep's models are.
+//
+//   encoder-decoder.decoder-prefix-unchanged   target positions ≥ p redrawn: every decoder output
+//                                              at a position < p bit-identical.
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <xtensor/xview.hpp>
+
+#include "engine/generated_cases.hpp"
+#include "lessons/encoder_decoder/encoder_decoder.hpp"
+#include "numeric/compare.hpp"
+
+namespace vl::lessons::encoder_decoder {
+
+namespace {
+
+// d = heads · d_head with d_head ≥ 4: a LayerNorm over 2 features gives ±1 whatever its input.
+std::vector<CaseTerm> prefix_terms() {
+  return {{"batch", 1, 2, 1, {}},   {"heads", 1, 4, 1, {}},  {"d_head", 4, 8, 4, {}},
+          {"d_ff", 1, 24, 1, {}},   {"layers", 1, 2, 1, {}}, {"S", 1, 6, 1, {}},
+          {"T", 2, 7, 2, {}},       {"norm", 0, 1, 0, {"post", "pre"}},
+          {"activation", 0, 1, 0, {"relu", "gelu"}}, {"p", 1, 6, 1, {}}};
+}
+
+// Anchors: post-norm ReLU and pre-norm GELU, 2 layers, each control's bug met in either.
+std::vector<std::vector<int>> prefix_anchor_cases() { return {{1, 2, 4, 8, 2, 3, 5, 0, 0, 2}, {2, 3, 4, 12, 2, 4, 6, 1, 1, 4}}; }
+
+Measurement decoder_prefix_case(const CheckContext& ctx, const vl::Case& c) {
+  const std::size_t batch = c["batch"], heads = c["heads"], d = heads * std::size_t(c["d_head"]), S = c["S"], T = c["T"];
+  const std::size_t p = std::min<std::size_t>(c["p"], T - 1);
+  LayerOptions o;
+  o.norm_first = c["norm"] == 1;
+  o.activation = c["activation"] == 1 ? Activation::gelu : Activation::relu;
+  torch_rng::Generator gen(c.data_seed());
+  Model m = draw_model(gen, d, heads, std::size_t(c["d_ff"]), std::size_t(c["layers"]), batch, S, T, o);
+  const Tensor3 fresh = torch_rng::randn<double>(gen, {batch, T, d});
+  torch_rng::Generator pg(c.data_seed() + 1);
+  for (auto& layer : m.encoder) perturbed(layer, pg, 0.125);
+  for (auto& layer : m.decoder) perturbed(layer, pg, 0.125);
+  MhaOptions<double> causal;
+  causal.causal = true;
+  const Tensor3 memory = encoder_stack(ctx.backend, m.src, m.encoder, heads, o);
+  const Tensor3 base = decoder_stack(ctx.backend, m.tgt, memory, m.decoder, heads, o, causal);
+  Tensor3 changed = m.tgt;
+  xt::view(changed, xt::all(), xt::range(p, T)) = xt::view(fresh, xt::all(), xt::range(p, T));
+  const Tensor3 out = decoder_stack(ctx.backend, changed, memory, m.decoder, heads, o, causal);
+  const double moved = max_abs_diff(xt::xtensor<double, 3>(xt::view(out, xt::all(), xt::range(0, p))),
+                                    xt::xtensor<double, 3>(xt::view(base, xt::all(), xt::range(0, p))));
+  // That every output from p on moves shows the redraw could reveal a leak; required in float64,
+  // where no change of an input row can round away.
+  std::string still;
+  if (ctx.precision == Precision::float64)
+    for (std::size_t t = p; t < T && still.empty(); ++t)
+      if (max_abs_diff(xt::xtensor<double, 3>(xt::view(out, xt::all(), xt::range(t, t + 1))),
+                       xt::xtensor<double, 3>(xt::view(base, xt::all(), xt::range(t, t + 1)))) == 0)
+        still = fmt::format("decoder output {} did not move when the target from {} on was redrawn", t, p);
+  Measurement r{moved, fmt::format("target positions ≥ {} of {} redrawn: largest change of a decoder output before them {:.3g}{}", p, T,
+                                   moved, still.empty() ? "" : "; BUT " + still)};
+  return r.require(still.empty(), still);
+}
+
+}  // namespace
+
+Measurement decoder_prefix_generated(const CheckContext& ctx) {
+  const auto terms = prefix_terms();
+  return generated_cases(ctx, terms, prefix_anchor_cases(), Worse::larger, [&](const vl::Case& c) { return decoder_prefix_case(ctx, c); });
+}
+
+}  // namespace vl::lessons::encoder_decoder
