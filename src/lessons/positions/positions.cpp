@@ -38,9 +38,6 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kEps = 0x1p-53;  // unit round-off of float64
 
-// ω_i as the lesson writes it: 1 / 10000 ** (2 * i / d).
-double omega(std::size_t i, std::size_t d) { return 1.0 / std::pow(10000.0, double(2 * i) / double(d)); }
-
 // The round-off bound on |R_k PE(pos) − PE(pos + k)| with everything computed in a precision of
 // unit round-off u (specs/positions.md, above positions.shift-is-rotation): an angle p·ω_i is
 // within 23.4u·p and its sin or cos within (23.4·p + 4)u, so PE(pos) errs by √2·(23.4·pos + 4)u

@@ -39,6 +39,10 @@ Lesson lesson() {
                       shift_is_rotation,
                       {broken_backend("sin and cos swapped within a pair", swapped),
                        broken_backend("exponent i/d in place of 2i/d", wrong_exponent)}});
+  l.checks.push_back({"positions.shift-is-rotation", "generated cases: any d ≤ 512, pos < 30, k = 1 … 10",
+                      shift_is_rotation_generated,
+                      {broken_backend("sin and cos swapped within a pair", swapped),
+                       broken_backend("exponent i/d in place of 2i/d", wrong_exponent)}});
 
   l.checks.push_back({"positions.rotation-error-growth", "R_5 PE(pos) vs PE(pos+5) at pos = 1e1 … 1e9, against the rounding model",
                       rotation_error_growth,
