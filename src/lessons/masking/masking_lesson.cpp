@@ -107,6 +107,12 @@ Lesson lesson() {
                                       std::make_shared<MhaRowWithoutKey>(plain, "mha-no-key-nan", NoKey::nan_as_torch)),
                        broken_backend("zero output at a row with no visible key: out_proj.bias dropped",
                                       std::make_shared<MhaRowWithoutKey>(plain, "mha-no-key-bias-dropped", NoKey::bias_dropped))}});
+  l.checks.push_back({"masking.mha-fully-masked-row", "generated cases: heads, head width, S, batch, drawn masks, padding, causal",
+                      mha_fully_masked_row_generated,
+                      {broken_backend("NaN at a row with no visible key, as torch's module",
+                                      std::make_shared<MhaRowWithoutKey>(plain, "mha-no-key-nan", NoKey::nan_as_torch)),
+                       broken_backend("zero output at a row with no visible key: out_proj.bias dropped",
+                                      std::make_shared<MhaRowWithoutKey>(plain, "mha-no-key-bias-dropped", NoKey::bias_dropped))}});
 
   l.checks.push_back({"masking.window-independent", "sliding window w: keys more than w back redrawn, those outputs bit for bit",
                       window_independent,

@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <xtensor/xview.hpp>
 
+#include "engine/generated_cases.hpp"
+#include "lessons/attention_cases.hpp"
 #include "lessons/masking/masking.hpp"
 #include "lessons/masking/masking_broken_backends.hpp"
 #include "numeric/compare.hpp"
@@ -71,15 +73,16 @@ MhaCase draw_case() {
 
 }  // namespace
 
-Measurement mha_fully_masked_row(const CheckContext& ctx) {
-  // Over the rows with no visible key: the largest |weight| and |y − out_proj.bias| (NaN: ∞);
-  // every other row must be finite (a module that is NaN everywhere proves nothing here).
-  MhaCase c = draw_case();
-  // As the backend holds them: rounded once to the precision it computes in (out_proj.bias too,
-  // the value the rows without a key must return exactly).
+namespace {
+
+// The rows of c with no visible key: the largest |weight| and |y − out_proj.bias| (NaN: ∞); every
+// other row must be finite (a module that is NaN everywhere proves nothing here). c's inputs and
+// parameters as the backend holds them: rounded once to the precision it computes in (out_proj.bias
+// too, the value the rows without a key must return exactly).
+Measurement judge_rows_without_key(const CheckContext& ctx, MhaCase c, std::size_t H, const std::string& what) {
   c.x = rounded_to(ctx.precision, c.x);
   c.p = rounded_parameters(ctx.precision, c.p);
-  const std::size_t B = c.x.shape(0), S = c.x.shape(1), d = c.x.shape(2), H = 2;
+  const std::size_t B = c.x.shape(0), S = c.x.shape(1), d = c.x.shape(2);
   const MhaResult<double, 3> r = ctx.backend.multi_head_attention(c.x, c.x, c.x, c.p, H, c.o);
   const xt::xtensor<bool, 2> none = mha_rows_without_key(c.o, B, S, S);
   double worst = 0;
@@ -103,11 +106,58 @@ Measurement mha_fully_masked_row(const CheckContext& ctx) {
       worst = std::max(worst, mag);
     }
   Measurement m{worst,
-          fmt::format("{} rows with no visible key (batch 1 all padding, query 3 blocked by attn_mask): largest |weight| or "
-                      "|y − out_proj.bias| {:.2e} (worst: {}); non-finite outputs in the other rows: {}",
-                      rows, worst, where, nonfinite_elsewhere)};
+          fmt::format("{} rows with no visible key ({}): largest |weight| or |y − out_proj.bias| {:.2e} (worst: {}); non-finite outputs in "
+                      "the other rows: {}",
+                      rows, what, worst, where, nonfinite_elsewhere)};
   return m.require(rows > 0, "no row without a visible key was judged")
       .require(nonfinite_elsewhere == 0, fmt::format("{} non-finite outputs in rows that see a key", nonfinite_elsewhere));
+}
+
+// Generated: B, heads, the head width, S, and which masks hide keys: the attn_mask always blocks
+// one query's every key (so some row has none) and, with `mask`, a quarter of the others at
+// random; `padding` draws key lengths (draw_key_lengths: the other batch elements may be all
+// padding); `causal` adds the causal mask. Every parameter drawn, biases included.
+std::vector<CaseTerm> mha_terms() {
+  return {{"B", 1, 3, 1, {}},       {"heads", 1, 4, 1, {}},        {"d_head", 1, 4, 1, {}},
+          {"S", 1, 8, 1, {}},       {"mask", 0, 1, 0, {"one row", "one row and drawn"}},
+          {"padding", 0, 1, 0, {"none", "drawn"}}, {"causal", 0, 1, 0, {"no", "yes"}}};
+}
+
+Measurement mha_case(const CheckContext& ctx, const Case& k) {
+  const std::size_t B = k["B"], H = k["heads"], d = H * std::size_t(k["d_head"]), S = k["S"];
+  numpy::Generator rng(k.data_seed());
+  MhaCase c;
+  c.x = rng.standard_normal({B, S, d});
+  c.p.in_proj_weight = rng.standard_normal(3 * d, d);
+  c.p.in_proj_bias = xt::view(rng.standard_normal(1, 3 * d), 0);
+  c.p.out_proj_weight = rng.standard_normal(d, d);
+  c.p.out_proj_bias = xt::view(rng.standard_normal(1, d), 0);
+  const xt::xarray<double> u = rng.random({S, S});
+  xt::xarray<bool> blocked = k["mask"] == 1 ? xt::xarray<bool>(u < 0.25) : xt::xarray<bool>(xt::zeros<bool>({S, S}));
+  xt::view(blocked, std::size_t(k.data_seed() % S), xt::all()) = true;
+  c.o.attn_mask = blocked;
+  if (k["padding"] == 1) {
+    const std::vector<std::size_t> lengths = draw_key_lengths(rng, B, S);
+    xt::xarray<bool> padding = xt::zeros<bool>({B, S});
+    for (std::size_t b = 0; b < B; ++b) xt::view(padding, b, xt::range(lengths[b], S)) = true;
+    c.o.key_padding_mask = padding;
+  }
+  c.o.causal = k["causal"] == 1;
+  return judge_rows_without_key(ctx, c, H, k.str());
+}
+
+}  // namespace
+
+Measurement mha_fully_masked_row(const CheckContext& ctx) {
+  return judge_rows_without_key(ctx, draw_case(), 2, "batch 1 all padding, query 3 blocked by attn_mask");
+}
+
+Measurement mha_fully_masked_row_generated(const CheckContext& ctx) {
+  const auto terms = mha_terms();
+  // Anchors (B, heads, d_head, S, mask, padding, causal): padding and a drawn mask over 2 heads, and
+  // the causal mask with GQA-free 3 heads of width 3; each has a row without a key by construction.
+  return generated_cases(ctx, terms, {{2, 2, 2, 5, 1, 1, 0}, {1, 3, 3, 6, 0, 0, 1}}, Worse::larger,
+                         [&](const Case& k) { return mha_case(ctx, k); });
 }
 
 // ---------------------------------------------------------------------------------------------
