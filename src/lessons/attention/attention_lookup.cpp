@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -419,19 +421,19 @@ std::vector<ClaimCheck> lookup_checks() {
   const auto not_normalised = std::make_shared<WithSoftmax>(BrokenSoftmax::not_normalised, "softmax not divided by the row sum");
   const auto mask_ignored = std::make_shared<MaskIgnored>();
   const auto scale_removed = std::make_shared<ScaleRemoved>();
+  const std::vector<NegativeControl> shift_controls = {
+      broken_backend("softmax without the max subtraction", without_max),
+      broken_backend("softmax subtracting the whole matrix's largest score, not each row's",
+                     std::make_shared<WithSoftmax>(BrokenSoftmax::global_max, "softmax with the global max"))};
   return {
       {"attention.weights-distribution", "weight rows over 4 float64 cases and seed 002's float32 fixture", weights_distribution,
        {broken_backend("softmax without the max subtraction, scores ~1e3", without_max),
         broken_backend("softmax not divided by the row sum", not_normalised)}},
       {"attention.softmax-shift-invariant", "scores shifted by ±100 and ±750 per row, B = 2, H = 2, 6 × 6", shift_invariant,
-       {broken_backend("softmax without the max subtraction", without_max),
-        broken_backend("softmax subtracting the whole matrix's largest score, not each row's",
-                       std::make_shared<WithSoftmax>(BrokenSoftmax::global_max, "softmax with the global max"))}},
+       shift_controls},
       {"attention.softmax-shift-invariant", "generated cases: shifts of ±100 and ±750 under every mask, window, GQA group, Sq ≠ Sk, scale",
        shift_invariant_generated,
-       {broken_backend("softmax without the max subtraction", without_max),
-        broken_backend("softmax subtracting the whole matrix's largest score, not each row's",
-                       std::make_shared<WithSoftmax>(BrokenSoftmax::global_max, "softmax with the global max"))}},
+       shift_controls},
       {"attention.weights-distribution", "generated cases: every mask, window, GQA group, Sq ≠ Sk, softcap, key lengths (Sk ≤ 7)",
        weights_distribution_generated,
        {broken_backend("softmax not divided by the row sum", not_normalised),

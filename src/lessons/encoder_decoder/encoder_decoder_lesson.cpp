@@ -2,6 +2,7 @@
 // (encoder_decoder_broken_backends.hpp, decorators over our plain backend), and the two claims
 // about our own code with the piece of it their controls break.
 #include <memory>
+#include <vector>
 
 #include "backends/registry.hpp"
 #include "lessons/encoder_decoder/encoder_decoder.hpp"
@@ -55,14 +56,15 @@ Lesson lesson() {
   l.checks.push_back({"encoder-decoder.encoder-sees-every-position", "influence table of the 2-layer encoder, 3 models",
                       encoder_sees_every_position,
                       {broken_backend("the encoder given the causal mask", std::make_shared<EncoderWithCausalMask>(plain, "encoder-causal"))}});
+  const std::vector<NegativeControl> prefix_controls = {
+      broken_backend("the decoder's self-attention without its mask", std::make_shared<DecoderWithoutMask>(plain, "decoder-unmasked")),
+      broken_backend("cross-attention reading K/V from the decoder", cross_self)};
   l.checks.push_back({"encoder-decoder.decoder-prefix-unchanged", "target positions ≥ p redrawn, p = 1 … T − 1, 2-layer decoder, 3 models",
                       decoder_prefix_unchanged,
-                      {broken_backend("the decoder's self-attention without its mask", std::make_shared<DecoderWithoutMask>(plain, "decoder-unmasked")),
-                       broken_backend("cross-attention reading K/V from the decoder", cross_self)}});
+                      prefix_controls});
   l.checks.push_back({"encoder-decoder.decoder-prefix-unchanged", "generated cases: width, heads, depth, norm, activation, lengths, p",
                       decoder_prefix_generated,
-                      {broken_backend("the decoder's self-attention without its mask", std::make_shared<DecoderWithoutMask>(plain, "decoder-unmasked")),
-                       broken_backend("cross-attention reading K/V from the decoder", cross_self)}});
+                      prefix_controls});
   l.checks.push_back({"encoder-decoder.cross-attention-reads-encoder", "influence of each memory position on each decoder position, 3 models",
                       cross_attention_reads_encoder, {broken_backend("cross-attention reading K/V from the decoder", cross_self)}});
   l.checks.push_back({"encoder-decoder.teacher-forcing", "one pass on the shifted target vs greedy steps with a KV cache, 3 models × 2 sequences",

@@ -80,9 +80,9 @@ Findings over_each_form(const std::vector<Form>& forms, const std::string& where
 /// names the inputs).
 Finding convex_excursion(const Form& form, const Inputs& in, Precision p, const std::string& label);
 
-/// `form` on `a`, and on `a` with the tokens after t replaced by `fresh`'s (t < n − 1): the largest
-/// move of an output at or before t, and a failure if no output after t moved (the change proved
-/// nothing).
-Finding prefix_moves(const Form& form, const Inputs& a, const Inputs& fresh, std::size_t t, const std::string& label);
+/// `form` on `a` with the tokens after t replaced by `fresh`'s (t < n − 1), against `out_a`, its
+/// outputs on `a`: the largest move of an output at or before t, and a failure if no output after t
+/// moved (the change proved nothing).
+Finding prefix_moves(const Form& form, const Inputs& a, const Matrix& out_a, const Inputs& fresh, std::size_t t, const std::string& label);
 
 }  // namespace vl::lessons::linear_rnn::detail

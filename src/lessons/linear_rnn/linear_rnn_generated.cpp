@@ -26,15 +26,27 @@ namespace {
 // The largest |v| the spec's float32 and float16 tolerances are derived for.
 constexpr double kLargestValue = 3.03;
 
-std::vector<CaseTerm> rnn_case_terms(int min_n) {
-  return {{"n", min_n, 64, min_n, {}}, {"d_k", 1, 16, 1, {}}, {"d_v", 1, 9, 1, {}}, {"chunk", 1, 67, 1, {}}, {"t", 0, 62, 0, {}}};
+std::vector<CaseTerm> rnn_case_terms() { return {{"n", 1, 64, 1, {}}, {"d_k", 1, 16, 1, {}}, {"d_v", 1, 9, 1, {}}, {"chunk", 1, 67, 1, {}}}; }
+
+// causal's: n from 2 (a token after t), and t.
+std::vector<CaseTerm> rnn_causal_terms() {
+  std::vector<CaseTerm> t = rnn_case_terms();
+  t[0].lo = t[0].simplest = 2;
+  t.push_back({"t", 0, 62, 0, {}});
+  return t;
 }
 
-// Anchors (n, d_k, d_v, chunk, t): every control meets its bug in one of them whatever the seed —
+// Anchors (n, d_k, d_v, chunk[, t]): every control meets its bug in one of them whatever the seed —
 // 7 tokens in chunks of 3 (a state to carry, a short last chunk, a future token inside a chunk at
-// t = 0), 12 in chunks of 4 (a divisor), 5 in one chunk larger than n. (n = 1, the simplest case, is
-// the first anchor of forms-agree and convex-combination.)
-std::vector<std::vector<int>> rnn_anchor_cases() { return {{7, 3, 2, 3, 0}, {12, 5, 4, 4, 5}, {5, 2, 3, 8, 3}}; }
+// t = 0), 12 in chunks of 4 (a divisor), 5 in one chunk larger than n.
+const std::vector<std::vector<int>> kRnnAnchors = {{7, 3, 2, 3}, {12, 5, 4, 4}, {5, 2, 3, 8}};
+std::vector<std::vector<int>> rnn_anchor_cases() { return kRnnAnchors; }
+std::vector<std::vector<int>> rnn_causal_anchors() {
+  std::vector<std::vector<int>> a = kRnnAnchors;
+  const int t[] = {0, 5, 3};
+  for (std::size_t i = 0; i < a.size(); ++i) a[i].push_back(t[i]);
+  return a;
+}
 
 struct RnnCase {
   Inputs in;
@@ -56,7 +68,7 @@ RnnCase rnn_case(const vl::Case& c, std::uint64_t stream = 0) {
 }  // namespace
 
 Measurement forms_agree_generated(const CheckContext& ctx) {
-  const auto terms = rnn_case_terms(1);
+  const auto terms = rnn_case_terms();
   return generated_cases(ctx, terms, rnn_anchor_cases(), Worse::larger, [&](const vl::Case& c) {
     const RnnCase r = rnn_case(c);
     const backends::Backend& b = ctx.backend;
@@ -69,7 +81,7 @@ Measurement forms_agree_generated(const CheckContext& ctx) {
 }
 
 Measurement convex_combination_generated(const CheckContext& ctx) {
-  const auto terms = rnn_case_terms(1);
+  const auto terms = rnn_case_terms();
   return generated_cases(ctx, terms, rnn_anchor_cases(), Worse::larger, [&](const vl::Case& c) {
     const RnnCase r = rnn_case(c);
     const detail::Findings found = detail::over_each_form(detail::forms_of(ctx.backend, r.chunk), "inside", [&](const detail::Form& form) {
@@ -80,13 +92,13 @@ Measurement convex_combination_generated(const CheckContext& ctx) {
 }
 
 Measurement causal_generated(const CheckContext& ctx) {
-  const auto terms = rnn_case_terms(2);
-  return generated_cases(ctx, terms, rnn_anchor_cases(), Worse::larger, [&](const vl::Case& c) {
+  const auto terms = rnn_causal_terms();
+  return generated_cases(ctx, terms, rnn_causal_anchors(), Worse::larger, [&](const vl::Case& c) {
     const RnnCase a = rnn_case(c), fresh = rnn_case(c, 1);
     const std::size_t n = a.in.v.shape(0);
     const std::size_t t = std::min<std::size_t>(c["t"], n - 2);
     const detail::Findings found = detail::over_each_form(detail::forms_of(ctx.backend, a.chunk), "prefixes unchanged", [&](const detail::Form& form) {
-      return detail::prefix_moves(form, a.in, fresh.in, t, a.label);
+      return detail::prefix_moves(form, a.in, form.run(a.in.pq, a.in.pk, a.in.v), fresh.in, t, a.label);
     });
     // That the outputs after t move shows the change could reveal a leak; required in float64, where
     // the redrawn token t + 1's positive weight moves output t + 1 far above the rounding (in the

@@ -63,18 +63,23 @@ Lesson lesson() {
   l.listings.push_back({"linear-rnn.main", "vl::lessons::linear_rnn::listing_main", listing_main,
                         {backends::Op::linear_parallel, backends::Op::linear_recurrent, backends::Op::linear_chunked}});
 
+  // Each claim's controls, shared by its fixed sweep and its generated cases.
+  const std::vector<NegativeControl> forms_controls = {broken<ChunkedStateNotCarried>("state not carried across chunks"),
+                                                       broken<ChunkedShortLastChunkSkipped>("short last chunk skipped"),
+                                                       broken<ParallelNormaliserDropped>("normaliser dropped"),
+                                                       broken<ParallelOneFutureToken>("mask lets one future token through")};
+  const std::vector<NegativeControl> convex_controls = {broken<ParallelNormaliserDropped>("normaliser dropped"),
+                                                        broken<RecurrentNormaliserNotUpdated>("recurrent normaliser z not updated"),
+                                                        broken<ChunkedNormaliserDropped>("chunked normaliser dropped")};
+  const std::vector<NegativeControl> causal_controls = {broken<ParallelOneFutureToken>("mask lets one future token through"),
+                                                        broken<RecurrentReadsAhead>("recurrent form reads one token ahead"),
+                                                        broken<ChunkedOneFutureToken>("chunk's table lets one future token through")};
   l.checks.push_back({"linear-rnn.forms-agree", "parallel, recurrent and chunked forms over 9 shapes and every chunk size",
                       forms_agree,
-                      {broken<ChunkedStateNotCarried>("state not carried across chunks"),
-                       broken<ChunkedShortLastChunkSkipped>("short last chunk skipped"),
-                       broken<ParallelNormaliserDropped>("normaliser dropped"),
-                       broken<ParallelOneFutureToken>("mask lets one future token through")}});
+                      forms_controls});
   l.checks.push_back({"linear-rnn.forms-agree", "generated cases: n ≤ 64, d_k ≤ 16, d_v, any chunk size",
                       forms_agree_generated,
-                      {broken<ChunkedStateNotCarried>("state not carried across chunks"),
-                       broken<ChunkedShortLastChunkSkipped>("short last chunk skipped"),
-                       broken<ParallelNormaliserDropped>("normaliser dropped"),
-                       broken<ParallelOneFutureToken>("mask lets one future token through")}});
+                      forms_controls});
 
   l.checks.push_back({"linear-rnn.state-size", "state elements after 1, 16, 256, 4096 tokens",
                       [](const CheckContext&) { return state_size_fixed(recurrent_state_size); },
@@ -88,23 +93,15 @@ Lesson lesson() {
 
   l.checks.push_back({"linear-rnn.convex-combination", "outputs inside the running min/max of the values, each form",
                       convex_combination,
-                      {broken<ParallelNormaliserDropped>("normaliser dropped"),
-                       broken<RecurrentNormaliserNotUpdated>("recurrent normaliser z not updated"),
-                       broken<ChunkedNormaliserDropped>("chunked normaliser dropped")}});
+                      convex_controls});
   l.checks.push_back({"linear-rnn.convex-combination", "generated cases: n ≤ 64, d_k ≤ 16, d_v, any chunk size, each form",
                       convex_combination_generated,
-                      {broken<ParallelNormaliserDropped>("normaliser dropped"),
-                       broken<RecurrentNormaliserNotUpdated>("recurrent normaliser z not updated"),
-                       broken<ChunkedNormaliserDropped>("chunked normaliser dropped")}});
+                      convex_controls});
 
   l.checks.push_back({"linear-rnn.causal", "tokens after t replaced: outputs up to t bit for bit, each form", causal,
-                      {broken<ParallelOneFutureToken>("mask lets one future token through"),
-                       broken<RecurrentReadsAhead>("recurrent form reads one token ahead"),
-                       broken<ChunkedOneFutureToken>("chunk's table lets one future token through")}});
+                      causal_controls});
   l.checks.push_back({"linear-rnn.causal", "generated cases: tokens after a drawn t redrawn, any chunk size, each form", causal_generated,
-                      {broken<ParallelOneFutureToken>("mask lets one future token through"),
-                       broken<RecurrentReadsAhead>("recurrent form reads one token ahead"),
-                       broken<ChunkedOneFutureToken>("chunk's table lets one future token through")}});
+                      causal_controls});
 
   l.checks.push_back({"linear-rnn.chunked-linear-cost", "multiply-adds counted at n = 256 … 4096",
                       [](const CheckContext&) { return chunked_cost_linear(our_chunked); },

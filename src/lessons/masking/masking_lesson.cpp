@@ -1,6 +1,7 @@
 // Lesson masking: the checks of its claims, each with the broken backends it must reject
 // (masking_broken_backends.hpp), every one a decorator over our plain backend.
 #include <memory>
+#include <vector>
 
 #include "backends/registry.hpp"
 #include "lessons/masking/masking.hpp"
@@ -47,48 +48,46 @@ Lesson lesson() {
                        broken_backend("a visible key dropped, the rest renormalised (no row sum shows it)",
                                       std::make_shared<VisibleKeyDropped>(plain, "visible-key-dropped"))}});
 
+  const std::vector<NegativeControl> first_position_controls = {broken_backend("mask shifted: diagonal blocked", diagonal),
+                                                                  broken_backend("mask lets one future key through", future)};
   l.checks.push_back({"masking.first-position-self", "query 0: weight 1.0 on key 0, output v_0 bit for bit",
-                      first_position_self,
-                      {broken_backend("mask shifted: diagonal blocked", diagonal),
-                       broken_backend("mask lets one future key through", future)}});
+                      first_position_self, first_position_controls});
   l.checks.push_back({"masking.first-position-self", "generated cases: GQA, keys past the last query, masks, window, softcap, scale",
-                      first_position_generated,
-                      {broken_backend("mask shifted: diagonal blocked", diagonal),
-                       broken_backend("mask lets one future key through", future)}});
+                      first_position_generated, first_position_controls});
 
+  // A leak from a later key: the controls of the claims about one causal pass's rows.
+  const std::vector<NegativeControl> leak_controls = {broken_backend("mask lets one future key through", future),
+                                                      broken_backend("mask applied after the softmax", after)};
   l.checks.push_back({"masking.prefix-unchanged", "positions ≥ p redrawn: outputs before p bit for bit, the others move",
                       prefix_unchanged,
-                      {broken_backend("mask lets one future key through", future),
-                       broken_backend("mask applied after the softmax", after)}});
+                      leak_controls});
   l.checks.push_back({"masking.prefix-unchanged", "generated cases: positions ≥ p redrawn under any other mask, window, GQA group",
                       prefix_generated,
-                      {broken_backend("mask lets one future key through", future),
-                       broken_backend("mask applied after the softmax", after)}});
+                      leak_controls});
 
   l.checks.push_back({"masking.one-pass-equals-decoding", "one causal pass vs. token-by-token decoding with a KV cache",
                       one_pass_equals_decoding,
-                      {broken_backend("mask lets one future key through", future),
-                       broken_backend("mask applied after the softmax", after)}});
+                      leak_controls});
   l.checks.push_back({"masking.one-pass-equals-decoding", "generated cases: decoding steps with the other masks' rows, window, GQA group",
                       one_pass_generated,
-                      {broken_backend("mask lets one future key through", future),
-                       broken_backend("mask applied after the softmax", after)}});
+                      leak_controls});
 
+  const std::vector<NegativeControl> alignment_controls = {broken_backend("alignment ignored: always top-left", top_left),
+                                                           broken_backend("alignment ignored: always bottom-right", bottom_right)};
   l.checks.push_back({"masking.alignment", "query blocks with Sq < Sk against rows of the full causal pass",
                       alignment,
-                      {broken_backend("alignment ignored: always top-left", top_left),
-                       broken_backend("alignment ignored: always bottom-right", bottom_right)}});
+                      alignment_controls});
   l.checks.push_back({"masking.alignment", "generated cases: query blocks with the other masks' rows, window, GQA group",
                       alignment_generated,
-                      {broken_backend("alignment ignored: always top-left", top_left),
-                       broken_backend("alignment ignored: always bottom-right", bottom_right)}});
+                      alignment_controls});
 
+  const std::vector<NegativeControl> padding_controls = {broken_backend("key-padding mask ignored", padding_dropped)};
   l.checks.push_back({"masking.padding-ignored", "padding keys: weight 0, redrawn keys/values change nothing",
                       padding_ignored,
-                      {broken_backend("key-padding mask ignored", padding_dropped)}});
+                      padding_controls});
   l.checks.push_back({"masking.padding-ignored", "generated cases: a key-padding mask on top of any mask, window, alignment, GQA group",
                       padding_generated,
-                      {broken_backend("key-padding mask ignored", padding_dropped)}});
+                      padding_controls});
 
   l.checks.push_back({"masking.fully-masked-row-zero", "rows with no visible key: zero weights, zero output, no NaN",
                       fully_masked_row_zero,
@@ -101,18 +100,17 @@ Lesson lesson() {
                        broken_backend("cache lengths ignored", lengths_dropped)}});
 
   using NoKey = MhaRowWithoutKey::Bug;
+  const std::vector<NegativeControl> mha_controls = {
+      broken_backend("NaN at a row with no visible key, as torch's module",
+                     std::make_shared<MhaRowWithoutKey>(plain, "mha-no-key-nan", NoKey::nan_as_torch)),
+      broken_backend("zero output at a row with no visible key: out_proj.bias dropped",
+                     std::make_shared<MhaRowWithoutKey>(plain, "mha-no-key-bias-dropped", NoKey::bias_dropped))};
   l.checks.push_back({"masking.mha-fully-masked-row", "nn.MultiheadAttention, a query with no visible key: zero weights, y = out_proj.bias",
                       mha_fully_masked_row,
-                      {broken_backend("NaN at a row with no visible key, as torch's module",
-                                      std::make_shared<MhaRowWithoutKey>(plain, "mha-no-key-nan", NoKey::nan_as_torch)),
-                       broken_backend("zero output at a row with no visible key: out_proj.bias dropped",
-                                      std::make_shared<MhaRowWithoutKey>(plain, "mha-no-key-bias-dropped", NoKey::bias_dropped))}});
+                      mha_controls});
   l.checks.push_back({"masking.mha-fully-masked-row", "generated cases: heads, head width, S, batch, drawn masks, padding, causal",
                       mha_fully_masked_row_generated,
-                      {broken_backend("NaN at a row with no visible key, as torch's module",
-                                      std::make_shared<MhaRowWithoutKey>(plain, "mha-no-key-nan", NoKey::nan_as_torch)),
-                       broken_backend("zero output at a row with no visible key: out_proj.bias dropped",
-                                      std::make_shared<MhaRowWithoutKey>(plain, "mha-no-key-bias-dropped", NoKey::bias_dropped))}});
+                      mha_controls});
 
   l.checks.push_back({"masking.window-independent", "sliding window w: keys more than w back redrawn, those outputs bit for bit",
                       window_independent,
@@ -138,16 +136,15 @@ Lesson lesson() {
                       narrow_formats_round_once,
                       {broken_code("rounded twice: double → float → the format", rounded_through_float)}});
 
+  const std::vector<NegativeControl> cache_controls = {broken_backend("nonpad_kv_seqlen ignored: the padding attended", lengths_dropped),
+                                                       broken_backend("past length ignored: the queries at position 0", position_dropped),
+                                                       broken_backend("mask lets one future key through", future)};
   l.checks.push_back({"masking.cache-decoding", "one causal pass vs. chunks decoded through past_key and through nonpad_kv_seqlen",
                       cache_decoding,
-                      {broken_backend("nonpad_kv_seqlen ignored: the padding attended", lengths_dropped),
-                       broken_backend("past length ignored: the queries at position 0", position_dropped),
-                       broken_backend("mask lets one future key through", future)}});
+                      cache_controls});
   l.checks.push_back({"masking.cache-decoding", "generated cases: chunks of p queries with the other masks' rows, window, GQA group",
                       cache_generated,
-                      {broken_backend("nonpad_kv_seqlen ignored: the padding attended", lengths_dropped),
-                       broken_backend("past length ignored: the queries at position 0", position_dropped),
-                       broken_backend("mask lets one future key through", future)}});
+                      cache_controls});
 
   l.checks.push_back({"masking.float16-bound", "float16 storage vs float64: |O16 − O64| within the bound derived from u = 2^-11",
                       float16_bound,

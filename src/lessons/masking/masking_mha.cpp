@@ -51,15 +51,21 @@ struct MhaCase {
   MhaOptions<double> o;
 };
 
-MhaCase draw_case() {
-  const std::size_t B = 2, S = 5, d = 8;
-  numpy::Generator rng(830);
+// x (B, S, d), then every parameter, biases included, from rng in that order; no mask yet.
+MhaCase draw_inputs_and_parameters(numpy::Generator& rng, std::size_t B, std::size_t S, std::size_t d) {
   MhaCase c;
   c.x = rng.standard_normal({B, S, d});
   c.p.in_proj_weight = rng.standard_normal(3 * d, d);
   c.p.in_proj_bias = xt::view(rng.standard_normal(1, 3 * d), 0);
   c.p.out_proj_weight = rng.standard_normal(d, d);
   c.p.out_proj_bias = xt::view(rng.standard_normal(1, d), 0);
+  return c;
+}
+
+MhaCase draw_case() {
+  const std::size_t B = 2, S = 5;
+  numpy::Generator rng(830);
+  MhaCase c = draw_inputs_and_parameters(rng, B, S, 8);
   xt::xarray<bool> blocked = xt::zeros<bool>({S, S});
   xt::view(blocked, 3, xt::all()) = true;  // query 3 blocked from every key
   xt::view(blocked, 1, 4) = true;          // and one key hidden from query 1: a mask that counts elsewhere too
@@ -70,10 +76,6 @@ MhaCase draw_case() {
   c.o.key_padding_mask = padding;
   return c;
 }
-
-}  // namespace
-
-namespace {
 
 // The rows of c with no visible key: the largest |weight| and |y − out_proj.bias| (NaN: ∞); every
 // other row must be finite (a module that is NaN everywhere proves nothing here). c's inputs and
@@ -123,15 +125,14 @@ std::vector<CaseTerm> mha_terms() {
           {"padding", 0, 1, 0, {"none", "drawn"}}, {"causal", 0, 1, 0, {"no", "yes"}}};
 }
 
+// Anchors (B, heads, d_head, S, mask, padding, causal): padding and a drawn mask over 2 heads, and
+// the causal mask over 3 heads of width 3; each has a row without a key by construction.
+std::vector<std::vector<int>> mha_anchor_cases() { return {{2, 2, 2, 5, 1, 1, 0}, {1, 3, 3, 6, 0, 0, 1}}; }
+
 Measurement mha_case(const CheckContext& ctx, const Case& k) {
   const std::size_t B = k["B"], H = k["heads"], d = H * std::size_t(k["d_head"]), S = k["S"];
   numpy::Generator rng(k.data_seed());
-  MhaCase c;
-  c.x = rng.standard_normal({B, S, d});
-  c.p.in_proj_weight = rng.standard_normal(3 * d, d);
-  c.p.in_proj_bias = xt::view(rng.standard_normal(1, 3 * d), 0);
-  c.p.out_proj_weight = rng.standard_normal(d, d);
-  c.p.out_proj_bias = xt::view(rng.standard_normal(1, d), 0);
+  MhaCase c = draw_inputs_and_parameters(rng, B, S, d);
   const xt::xarray<double> u = rng.random({S, S});
   xt::xarray<bool> blocked = k["mask"] == 1 ? xt::xarray<bool>(u < 0.25) : xt::xarray<bool>(xt::zeros<bool>({S, S}));
   xt::view(blocked, std::size_t(k.data_seed() % S), xt::all()) = true;
@@ -154,10 +155,7 @@ Measurement mha_fully_masked_row(const CheckContext& ctx) {
 
 Measurement mha_fully_masked_row_generated(const CheckContext& ctx) {
   const auto terms = mha_terms();
-  // Anchors (B, heads, d_head, S, mask, padding, causal): padding and a drawn mask over 2 heads, and
-  // the causal mask with GQA-free 3 heads of width 3; each has a row without a key by construction.
-  return generated_cases(ctx, terms, {{2, 2, 2, 5, 1, 1, 0}, {1, 3, 3, 6, 0, 0, 1}}, Worse::larger,
-                         [&](const Case& k) { return mha_case(ctx, k); });
+  return generated_cases(ctx, terms, mha_anchor_cases(), Worse::larger, [&](const Case& k) { return mha_case(ctx, k); });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Lesson positions: the checks of its claims, each with the broken backends it must reject
 // (positions_broken_backends.hpp), every one a decorator over our plain backend.
 #include <memory>
+#include <vector>
 
 #include "backends/registry.hpp"
 #include "lessons/positions/positions.hpp"
@@ -35,14 +36,14 @@ Lesson lesson() {
                       {broken_backend("the decoder's causal mask dropped (an encoder)",
                                       std::make_shared<CausalMaskForced>(plain, "mha-causal-mask-dropped", false))}});
 
+  const std::vector<NegativeControl> rotation_controls = {broken_backend("sin and cos swapped within a pair", swapped),
+                                                          broken_backend("exponent i/d in place of 2i/d", wrong_exponent)};
   l.checks.push_back({"positions.shift-is-rotation", "R_k PE(pos) vs PE(pos+k), d = 16, 15, 64, 512, k = 1 … 10, pos < 30",
                       shift_is_rotation,
-                      {broken_backend("sin and cos swapped within a pair", swapped),
-                       broken_backend("exponent i/d in place of 2i/d", wrong_exponent)}});
+                      rotation_controls});
   l.checks.push_back({"positions.shift-is-rotation", "generated cases: any d ≤ 512, pos < 30, k = 1 … 10",
                       shift_is_rotation_generated,
-                      {broken_backend("sin and cos swapped within a pair", swapped),
-                       broken_backend("exponent i/d in place of 2i/d", wrong_exponent)}});
+                      rotation_controls});
 
   l.checks.push_back({"positions.rotation-error-growth", "R_5 PE(pos) vs PE(pos+5) at pos = 1e1 … 1e9, against the rounding model",
                       rotation_error_growth,
