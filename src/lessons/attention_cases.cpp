@@ -149,6 +149,10 @@ std::vector<std::size_t> draw_key_lengths(numpy::Generator& rng, std::size_t B, 
   return lengths;
 }
 
+backends::Tensor4<double> normal_like(numpy::Generator& rng, const backends::Tensor4<double>& like, double sd) {
+  return sd * rng.standard_normal(std::vector<std::size_t>(like.shape().begin(), like.shape().end()));
+}
+
 AttentionCase causal_case(const Case& c) {
   static const std::vector<CaseTerm> terms = attention_case_terms(false);
   std::vector<int> values;

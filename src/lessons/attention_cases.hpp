@@ -81,6 +81,10 @@ std::vector<std::vector<int>> causal_anchor_cases();
 /// (some key is padding and some is not), the others' in 0 … Sk.
 std::vector<std::size_t> draw_key_lengths(numpy::Generator& rng, std::size_t B, std::size_t Sk);
 
+/// A tensor of `like`'s shape, sd·N(0, 1) drawn from `rng`: a check's redraw of some of a case's
+/// queries, keys or values (the case's own are 0.5·N for Q and K, N for V).
+backends::Tensor4<double> normal_like(numpy::Generator& rng, const backends::Tensor4<double>& like, double sd = 1);
+
 /// attention_case with Sq = S, Sk = S + extra_keys, the causal mask top-left, no key lengths.
 AttentionCase causal_case(const Case& c);
 

@@ -49,9 +49,7 @@ AttentionOptions<double> rows_of(const AttentionOptions<double>& o, std::size_t 
 /// Redraws of q, k, v at positions ≥ p (k and v: every key from p on, the extra keys too).
 void redraw_from(AttentionCase& a, std::size_t p, std::uint64_t seed) {
   numpy::Generator rng(seed);
-  const Tensor4<double> q = 0.5 * rng.standard_normal(std::vector<std::size_t>(a.q.shape().begin(), a.q.shape().end()));
-  const Tensor4<double> k = 0.5 * rng.standard_normal(std::vector<std::size_t>(a.k.shape().begin(), a.k.shape().end()));
-  const Tensor4<double> v = rng.standard_normal(std::vector<std::size_t>(a.v.shape().begin(), a.v.shape().end()));
+  const Tensor4<double> q = normal_like(rng, a.q, 0.5), k = normal_like(rng, a.k, 0.5), v = normal_like(rng, a.v);
   positions(a.q, p, a.q.shape(2)) = positions(q, p, q.shape(2));
   positions(a.k, p, a.k.shape(2)) = positions(k, p, k.shape(2));
   positions(a.v, p, a.v.shape(2)) = positions(v, p, v.shape(2));
@@ -157,8 +155,7 @@ Measurement cache_case(const CheckContext& ctx, const Case& c) {
   const auto full = ctx.backend.attention(a.q, a.k, a.v, a.options).output;
   // Padding past the keys so far, redrawn: a decoder that attends to it moves.
   numpy::Generator rng(c.data_seed() + 3);
-  const Tensor4<double> pad_k = 0.5 * rng.standard_normal(std::vector<std::size_t>(a.k.shape().begin(), a.k.shape().end()));
-  const Tensor4<double> pad_v = rng.standard_normal(std::vector<std::size_t>(a.v.shape().begin(), a.v.shape().end()));
+  const Tensor4<double> pad_k = normal_like(rng, a.k, 0.5), pad_v = normal_like(rng, a.v);
   double worst = 0;
   std::string where = "equal";
   for (std::size_t t = 0; t < S; t += m) {
@@ -183,31 +180,17 @@ Measurement cache_case(const CheckContext& ctx, const Case& c) {
                              unit_words(ctx), worst, m, where, std::ilogb(ag.value_scale))};
 }
 
+// One causal check over generated cases: causal_case_terms(min_s), causal_anchor_cases(), `measure` per case.
+Measurement causal_generated(const CheckContext& ctx, int min_s, Measurement (*measure)(const CheckContext&, const Case&)) {
+  const auto terms = causal_case_terms(min_s);
+  return generated_cases(ctx, terms, causal_anchor_cases(), Worse::larger, [&](const Case& c) { return measure(ctx, c); });
+}
 }  // namespace
 
-Measurement first_position_generated(const CheckContext& ctx) {
-  const auto terms = causal_case_terms(1);
-  return generated_cases(ctx, terms, causal_anchor_cases(), Worse::larger, [&](const Case& c) { return first_position_case(ctx, c); });
-}
-
-Measurement prefix_generated(const CheckContext& ctx) {
-  const auto terms = causal_case_terms(2);
-  return generated_cases(ctx, terms, causal_anchor_cases(), Worse::larger, [&](const Case& c) { return prefix_case(ctx, c); });
-}
-
-Measurement one_pass_generated(const CheckContext& ctx) {
-  const auto terms = causal_case_terms(1);
-  return generated_cases(ctx, terms, causal_anchor_cases(), Worse::larger, [&](const Case& c) { return one_pass_case(ctx, c); });
-}
-
-Measurement alignment_generated(const CheckContext& ctx) {
-  const auto terms = causal_case_terms(2);
-  return generated_cases(ctx, terms, causal_anchor_cases(), Worse::larger, [&](const Case& c) { return alignment_case(ctx, c); });
-}
-
-Measurement cache_generated(const CheckContext& ctx) {
-  const auto terms = causal_case_terms(1);
-  return generated_cases(ctx, terms, causal_anchor_cases(), Worse::larger, [&](const Case& c) { return cache_case(ctx, c); });
-}
+Measurement first_position_generated(const CheckContext& ctx) { return causal_generated(ctx, 1, first_position_case); }
+Measurement prefix_generated(const CheckContext& ctx) { return causal_generated(ctx, 2, prefix_case); }
+Measurement one_pass_generated(const CheckContext& ctx) { return causal_generated(ctx, 1, one_pass_case); }
+Measurement alignment_generated(const CheckContext& ctx) { return causal_generated(ctx, 2, alignment_case); }
+Measurement cache_generated(const CheckContext& ctx) { return causal_generated(ctx, 1, cache_case); }
 
 }  // namespace vl::lessons::masking

@@ -122,8 +122,7 @@ Measurement padding_case(const CheckContext& ctx, const Case& c) {
   for (std::size_t b = 0; b < B; ++b)
     xt::view(a.visible, b, xt::all(), xt::all(), xt::range(lengths[b], Sk)) = false;
   AttentionCase redrawn = a;
-  const Tensor4<double> k = 0.5 * rng.standard_normal(std::vector<std::size_t>(a.k.shape().begin(), a.k.shape().end()));
-  const Tensor4<double> v = rng.standard_normal(std::vector<std::size_t>(a.v.shape().begin(), a.v.shape().end()));
+  const Tensor4<double> k = normal_like(rng, a.k, 0.5), v = normal_like(rng, a.v);
   for (std::size_t b = 0; b < B; ++b) {
     auto pad = xt::range(lengths[b], Sk);
     xt::view(redrawn.k, b, xt::all(), pad, xt::all()) = xt::view(k, b, xt::all(), pad, xt::all());
