@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The full mutation run: every mutant of scripts/mutants.json against the committed tree, its table
+# written to docs/pages/mutation.md (and the run's JSON beside it). A scratch copy of HEAD (a
+# fresh mktemp -d, removed after) is built with ccache as the compiler launcher, so that putting a
+# mutated header back costs cache hits; mutate.py builds with every core. About 2 to 3 hours for
+# 161 mutants on the 2-core machine (the 2026-12-01 run, one job and no cache: 244 min for 99).
+#   scripts/mutate-all.sh [mutate.py options, e.g. --budget-min 300 or --only ID ...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SCRATCH=$(mktemp -d "$(pwd)/../.vl-mutate-all.XXXXXX")  # beside the checkout: the ONNX tests read ../shared/external
+trap 'rm -rf "$SCRATCH"' EXIT
+git archive HEAD | tar -x -C "$SCRATCH"
+git rev-parse --short HEAD > "$SCRATCH/.vl-commit"
+if [ -n "$(git status --porcelain -- src verify specs reference_outputs CMakeLists.txt)" ]; then
+  echo "mutate-all.sh: the checkout has uncommitted changes; the run judges HEAD ($(cat "$SCRATCH/.vl-commit")), not them" >&2
+fi
+source scripts/compiler-cache.sh "$SCRATCH"
+cmake -S "$SCRATCH" -B "$SCRATCH/build" -DCMAKE_BUILD_TYPE=Release "${VL_CACHE_ARGS[@]}" >/dev/null
+/usr/bin/python3 scripts/mutate.py --scratch "$SCRATCH" --budget-min 600 \
+  --json docs/pages/mutation.json --markdown docs/pages/mutation.md "$@"
