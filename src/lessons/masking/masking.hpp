@@ -75,6 +75,7 @@ Measurement fully_masked_row_zero(const CheckContext& ctx);
 Measurement window_independent(const CheckContext& ctx);  // masking_window.cpp
 Measurement cache_decoding(const CheckContext& ctx);       // masking_cache.cpp
 Measurement float16_bound(const CheckContext& ctx);        // masking_float16.cpp
+Measurement float16_generated(const CheckContext& ctx);    // masking_float16.cpp
 Measurement mha_fully_masked_row(const CheckContext& ctx); // masking_mha.cpp
 Measurement mha_fully_masked_row_generated(const CheckContext& ctx);
 // The same claims over generated cases (masking_generated.cpp).

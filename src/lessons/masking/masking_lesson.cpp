@@ -146,9 +146,13 @@ Lesson lesson() {
                       cache_generated,
                       cache_controls});
 
+  const std::vector<NegativeControl> float16_controls = {broken_backend("float16 softmax without the max shift (exp overflows)", no_shift)};
   l.checks.push_back({"masking.float16-bound", "float16 storage vs float64: |O16 − O64| within the bound derived from u = 2^-11",
                       float16_bound,
-                      {broken_backend("float16 softmax without the max shift (exp overflows)", no_shift)}});
+                      float16_controls});
+  l.checks.push_back({"masking.float16-bound", "generated cases: GQA, Sq ≠ Sk, boolean masks, windows, key lengths, inputs × 1 … 8",
+                      float16_generated,
+                      float16_controls});
 
   // The claims about the weights, judged also through the outputs alone (lessons/outputs_only.hpp).
   add_outputs_only(l, {"masking.masked-weights-zero", "masking.first-position-self", "masking.padding-ignored",

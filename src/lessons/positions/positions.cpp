@@ -164,33 +164,43 @@ MhaResult<double, 2> self_attention(const backends::Backend& b, const Drawn& in,
 
 }  // namespace
 
-Measurement permutation_equivariant(const CheckContext& ctx) {
+double equivariance_gap(const CheckContext& ctx, const MhaParameters<double>& params, std::size_t heads, const Matrix& x,
+                        const std::vector<std::vector<std::int64_t>>& perms) {
   // Without positions: layer(x[perm]) = layer(x)[perm], outputs and weights, to rounding. In
   // float64 the measure is the largest difference; in another precision, where the two orders
   // round differently, it is that difference over twice the module's error bound on the inputs
   // as rounded (lessons/mha_error_bound.hpp): each side is within one bound of the exact layer.
   const Precision p = ctx.precision;
+  const std::size_t n = x.shape(0), d = x.shape(1);
+  std::optional<MhaErrorBound> bound;
+  if (p != Precision::float64) {
+    const MhaParameters<double> rp = rounded_parameters(p, params);
+    const xt::xtensor<double, 3> x3 = xt::reshape_view(rounded_to(p, x), std::array<std::size_t, 3>{1, n, d});
+    bound = mha_error_bound(x3, x3, x3, rp, heads, {}, working_roundoff(p));
+  }
+  const auto base = backends::multi_head_attention_2d(ctx.backend, x, x, x, params, heads);
+  double worst = 0;
+  for (const auto& perm : perms) {
+    const Matrix moved_x = permute_rows(x, perm);
+    const auto moved = backends::multi_head_attention_2d(ctx.backend, moved_x, moved_x, moved_x, params, heads);
+    double out = max_abs_diff(moved.output, permute_rows(base.output, perm)), w = weights_mismatch(moved.weights, base.weights, perm);
+    if (bound) out /= 2 * bound->output, w /= 2 * bound->weights;
+    worst = worse(worst, worse(out, w));
+  }
+  return worst;
+}
+
+Measurement permutation_equivariant(const CheckContext& ctx) {
   double worst = 0;
   std::string where = "equivariant";
   std::size_t cases = 0;
   for (const Module& m : kModules) {
     const Drawn in = draw(m);
-    std::optional<MhaErrorBound> bound;
-    if (p != Precision::float64) {
-      const MhaParameters<double> rp = rounded_parameters(p, in.p);
-      const xt::xtensor<double, 3> x = xt::reshape_view(rounded_to(p, in.x), std::array<std::size_t, 3>{1, m.n, m.d});
-      bound = mha_error_bound(x, x, x, rp, m.h, {}, working_roundoff(p));
-    }
-    const auto base = self_attention(ctx.backend, in, m.h, in.x);
-    for (const auto& perm : in.perms) {
-      const auto moved = self_attention(ctx.backend, in, m.h, permute_rows(in.x, perm));
-      double out = max_abs_diff(moved.output, permute_rows(base.output, perm)), w = weights_mismatch(moved.weights, base.weights, perm);
-      if (bound) out /= 2 * bound->output, w /= 2 * bound->weights;
-      const double e = worse(out, w);
-      if (e > worst) { worst = e; where = fmt::format("n={} d={} h={}", m.n, m.d, m.h); }
-      ++cases;
-    }
+    const double e = equivariance_gap(ctx, in.p, m.h, in.x, in.perms);
+    if (e > worst || std::isnan(e)) { worst = worse(worst, e); where = fmt::format("n={} d={} h={}", m.n, m.d, m.h); }
+    cases += in.perms.size();
   }
+  const Precision p = ctx.precision;
   return {worst, fmt::format("max |layer(x[perm]) − layer(x)[perm]| (outputs and weights){} = {:.2e} over {} permutations of {} "
                              "modules (worst: {})",
                              p == Precision::float64 ? "" : fmt::format(" over twice its {} error bound", to_string(p)), worst, cases,
@@ -341,22 +351,28 @@ Measurement unit_pairs(const CheckContext& ctx) {
   return m.require(largest <= 1.0, fmt::format("an entry of the table has |PE| = {} > 1", largest));
 }
 
-Measurement geometric_wavelengths(const CheckContext& ctx) {
+double wavelength_error(const Matrix& pe, std::size_t d, std::string& where) {
   // The wavelengths read off the table (ω_i = atan2(PE(1, 2i), PE(1, 2i+1)), λ_i = 2π/ω_i): λ_0 = 2π,
-  // λ_{i+1}/λ_i = 10000^(2/d), all below 10000·2π; relative errors.
+  // λ_{i+1}/λ_i = 10000^(2/d), all below 10000·2π; relative errors (∞ for a NaN or a λ too long).
+  const double ratio = std::pow(10000.0, 2.0 / double(d)), two_pi = 2 * std::numbers::pi;
+  double worst = 0, prev = 0;
+  for (std::size_t i = 0; 2 * i + 1 < d; ++i) {
+    const double lambda = two_pi / std::atan2(pe(1, 2 * i), pe(1, 2 * i + 1));
+    double e = i == 0 ? std::fabs(lambda / two_pi - 1) : std::fabs(lambda / prev / ratio - 1);
+    if (!(lambda < 10000 * two_pi)) e = kInf;
+    if (!(e <= worst)) { worst = std::isnan(e) ? kInf : e; where = fmt::format("d={}, pair {}: λ = {:.6g}", d, i, lambda); }
+    prev = lambda;
+  }
+  return worst;
+}
+
+Measurement geometric_wavelengths(const CheckContext& ctx) {
   double worst = 0;
   std::string where = "geometric";
   for (std::size_t d : {16, 64, 512}) {
-    const Matrix pe = backends::positional_encoding_table(ctx.backend, 2, d);
-    const double ratio = std::pow(10000.0, 2.0 / double(d)), two_pi = 2 * std::numbers::pi;
-    double prev = 0;
-    for (std::size_t i = 0; 2 * i + 1 < d; ++i) {
-      const double lambda = two_pi / std::atan2(pe(1, 2 * i), pe(1, 2 * i + 1));
-      double e = i == 0 ? std::fabs(lambda / two_pi - 1) : std::fabs(lambda / prev / ratio - 1);
-      if (!(lambda < 10000 * two_pi)) e = kInf;
-      if (!(e <= worst)) { worst = std::isnan(e) ? kInf : e; where = fmt::format("d={}, pair {}: λ = {:.6g}", d, i, lambda); }
-      prev = lambda;
-    }
+    std::string at;
+    const double e = wavelength_error(backends::positional_encoding_table(ctx.backend, 2, d), d, at);
+    if (!(e <= worst)) worst = e, where = at;
   }
   return {worst, fmt::format("max relative error of λ_0 = 2π and λ_(i+1)/λ_i = 10000^(2/d): {:.2e} (worst: {})", worst, where)};
 }

@@ -7,9 +7,13 @@
 // (positions_broken_backends.hpp).
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 #include "backends/backend.hpp"
 #include "engine/lesson.hpp"
+#include "kernels/reference/multi_head_attention.hpp"
 
 namespace vl::lessons::positions {
 
@@ -22,6 +26,16 @@ inline double omega(std::size_t i, std::size_t d) { return 1.0 / std::pow(10000.
 /// reads no golden).
 ListingOutput listing_main(const ListingContext& ctx);
 
+/// layer(x[perm]) against layer(x)[perm] for each of `perms` (x: (n, d), the module's self-attention
+/// through ctx.backend): the largest difference of outputs and per-head weights in float64, that
+/// difference over twice the module's error bound on the rounded inputs in another precision.
+double equivariance_gap(const CheckContext& ctx, const MhaParameters<double>& params, std::size_t heads, const Matrix& x,
+                        const std::vector<std::vector<std::int64_t>>& perms);
+
+/// The largest relative error of the wavelengths read off rows 0 and 1 of a table of width d
+/// (positions.geometric-wavelengths); `where` names the worst pair.
+double wavelength_error(const Matrix& pe, std::size_t d, std::string& where);
+
 // The claims' checks: each measures ctx.backend; the engine judges the value against the spec.
 Measurement permutation_equivariant(const CheckContext& ctx);
 Measurement encoding_breaks_equivariance(const CheckContext& ctx);
@@ -31,6 +45,9 @@ Measurement shift_is_rotation_generated(const CheckContext& ctx);  // positions_
 Measurement rotation_error_growth(const CheckContext& ctx);
 Measurement unit_pairs(const CheckContext& ctx);
 Measurement geometric_wavelengths(const CheckContext& ctx);
+// The same claims over generated cases (positions_generated.cpp).
+Measurement permutation_equivariant_generated(const CheckContext& ctx);
+Measurement geometric_wavelengths_generated(const CheckContext& ctx);
 
 /// The lesson: listing and checks with their negative controls (positions_lesson.cpp).
 Lesson lesson();

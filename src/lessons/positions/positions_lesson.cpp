@@ -20,10 +20,14 @@ Lesson lesson() {
   const auto swapped = std::make_shared<SinCosSwapped>(plain, "pe-sin-cos-swapped");
   const auto wrong_exponent = std::make_shared<ExponentIOverD>(plain, "pe-exponent-i-over-d");
 
+  const std::vector<NegativeControl> equivariance_controls = {
+      broken_backend("the encoder given the decoder's causal mask", std::make_shared<CausalMaskForced>(plain, "mha-causal-in-the-encoder", true))};
   l.checks.push_back({"positions.permutation-equivariant", "no positions: layer(x[perm]) vs layer(x)[perm], 5 modules × 3 permutations",
                       permutation_equivariant,
-                      {broken_backend("the encoder given the decoder's causal mask",
-                                      std::make_shared<CausalMaskForced>(plain, "mha-causal-in-the-encoder", true))}});
+                      equivariance_controls});
+  l.checks.push_back({"positions.permutation-equivariant", "generated cases: n ≤ 16, 1 … 8 heads, d ≤ 32, drawn biases",
+                      permutation_equivariant_generated,
+                      equivariance_controls});
 
   l.checks.push_back({"positions.encoding-breaks-equivariance", "positions added: outputs and weights of x[perm] vs the permuted ones",
                       encoding_breaks_equivariance,
@@ -54,10 +58,14 @@ Lesson lesson() {
                       unit_pairs,
                       {broken_backend("cos replaced by sin", std::make_shared<CosReplacedBySin>(plain, "pe-cos-replaced-by-sin"))}});
 
+  const std::vector<NegativeControl> wavelength_controls = {broken_backend("exponent i/d in place of 2i/d", wrong_exponent),
+                                                            broken_backend("sin and cos swapped within a pair", swapped)};
   l.checks.push_back({"positions.geometric-wavelengths", "wavelengths read off the table: 2π, ratio 10000^(2/d)",
                       geometric_wavelengths,
-                      {broken_backend("exponent i/d in place of 2i/d", wrong_exponent),
-                       broken_backend("sin and cos swapped within a pair", swapped)}});
+                      wavelength_controls});
+  l.checks.push_back({"positions.geometric-wavelengths", "generated cases: any d ≤ 512",
+                      geometric_wavelengths_generated,
+                      wavelength_controls});
   return l;
 }
 
