@@ -21,23 +21,13 @@
 #include "kernels/reference/linear_attention.hpp"
 #include "kernels/reference/matmul.hpp"
 #include "lessons/linear_family/linear_family.hpp"
-#include "lessons/linear_rnn/linear_rnn.hpp"
+#include "lessons/linear_family/linear_family_sweep.hpp"
 #include "numeric/compare.hpp"
 #include "numeric/numpy_random.hpp"
 #include "numeric/precision.hpp"
 
 namespace vl::lessons::linear_family {
 
-namespace {
-
-// The sweep: one token up; d_k ≠ d_v; one head, equal heads, GQA groups of 2 and 3, MQA; decay
-// per head and per key dimension; with and without a past state.
-const std::vector<Shape> kShapes = {
-    {1, 1, 1, 1, 4, 5, false, false}, {1, 2, 2, 7, 3, 4, true, true},  {2, 4, 2, 12, 5, 3, false, true},
-    {1, 4, 1, 17, 8, 6, true, false}, {1, 6, 2, 24, 4, 4, true, true}, {1, 2, 1, 40, 16, 8, false, true},
-};
-
-// Chunk sizes for n tokens: 1, 2, 3, 5, the divisors of n, n, n + 3 and ONNX's default 64.
 std::vector<std::size_t> chunk_sizes(std::size_t n) {
   std::vector<std::size_t> c = {1, 2, 3, 5, n, n + 3, 64};
   for (std::size_t d = 2; d < n; ++d)
@@ -47,66 +37,57 @@ std::vector<std::size_t> chunk_sizes(std::size_t n) {
   return c;
 }
 
-template <class T>
-FamilyResult<T> run(const backends::Backend& b, const FamilyInputs<T>& in, UpdateRule rule, FamilyForm form, std::size_t chunk = 64,
-                    std::optional<double> scale = {}) {
-  return b.linear_family(in, FamilyOptions{rule, form, chunk, scale});
+std::string FormAt::name() const { return form == FamilyForm::chunked ? fmt::format("chunked c={}", chunk) : to_string(form); }
+
+std::vector<FormAt> forms(std::size_t n) {
+  std::vector<FormAt> f = {{FamilyForm::recurrent, 1}, {FamilyForm::parallel, 1}};
+  for (std::size_t c : chunk_sizes(n)) f.push_back({FamilyForm::chunked, c});
+  return f;
 }
 
-// ONNX's definition, the recurrence token by token (our kernel of it), in float64.
-FamilyResult<double> definition(const FamilyInputs<double>& in, UpdateRule rule, std::optional<double> scale = {}) {
+FamilyResult<double> definition(const FamilyInputs<double>& in, UpdateRule rule, std::optional<double> scale) {
   return vl::linear_family<double>(in, FamilyOptions{rule, FamilyForm::recurrent, 1, scale});
 }
 
-// max|a − b| / max|b| (∞ for a NaN or a wrong shape; the absolute gap when b is all zeros).
-template <class A, class B>
-double relative(const A& a, const B& b) {
-  double scale = 0;
-  for (auto x : b) scale = worse(scale, std::fabs(double(x)));
-  return max_abs_diff(a, b) / (scale > 0 ? scale : 1.0);
+void Worst::see(double g, UpdateRule rule, const std::string& at) {
+  double& r = per_rule[to_string(rule)];
+  r = worse(r, g);
+  if (worse(value, g) > value || where.empty()) {
+    value = worse(value, g);
+    where = at;
+  }
 }
 
-template <class T>
-double gap(const FamilyResult<T>& a, const FamilyResult<double>& b) {
-  return std::max(relative(a.o, b.o), relative(a.state, b.state));
+std::string Worst::rules() const {
+  std::vector<std::string> parts;
+  for (const auto& [rule, v] : per_rule) parts.push_back(fmt::format("{} {:.2e}", rule, v));
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-// The largest gap seen and where, overall and per rule.
-struct Worst {
-  double value = 0;
-  std::string where;
-  std::map<std::string, double> per_rule;
-  void see(double g, UpdateRule rule, const std::string& at) {
-    double& r = per_rule[to_string(rule)];
-    r = worse(r, g);
-    if (worse(value, g) > value || where.empty()) {
-      value = worse(value, g);
-      where = at;
-    }
-  }
-  std::string rules() const {
-    std::vector<std::string> parts;
-    for (const auto& [rule, v] : per_rule) parts.push_back(fmt::format("{} {:.2e}", rule, v));
-    return fmt::format("{}", fmt::join(parts, ", "));
-  }
-};
+Measurement measured(const Worst& w, const std::string& what) {
+  return {w.value, fmt::format("largest relative gap {:.2e} ({}); per rule: {}; {}", w.value, w.where, w.rules(), what)};
+}
+
+FamilyInputs<double> rounded(Precision p, FamilyInputs<double> in) {
+  in.q = rounded_to(p, in.q), in.k = rounded_to(p, in.k), in.v = rounded_to(p, in.v);
+  in.g = rounded_to(p, in.g), in.beta = rounded_to(p, in.beta);
+  if (in.past) in.past = rounded_to(p, *in.past);
+  return in;
+}
+
+namespace {
 
 std::string shape_name(const Shape& s) {
   return fmt::format("B={} Hq={} Hkv={} n={} d_k={} d_v={}{}{}", s.B, s.Hq, s.Hkv, s.n, s.dk, s.dv,
                      s.per_dimension ? " decay per key dim" : "", s.past ? " with past" : "");
 }
 
-// The forms a sweep runs: recurrent, parallel and chunked at each chunk size.
-struct FormAt {
-  FamilyForm form;
-  std::size_t chunk;
-  std::string name() const { return form == FamilyForm::chunked ? fmt::format("chunked c={}", chunk) : to_string(form); }
+// The sweep: one token up; d_k ≠ d_v; one head, equal heads, GQA groups of 2 and 3, MQA; decay
+// per head and per key dimension; with and without a past state.
+const std::vector<Shape> kShapes = {
+    {1, 1, 1, 1, 4, 5, false, false}, {1, 2, 2, 7, 3, 4, true, true},  {2, 4, 2, 12, 5, 3, false, true},
+    {1, 4, 1, 17, 8, 6, true, false}, {1, 6, 2, 24, 4, 4, true, true}, {1, 2, 1, 40, 16, 8, false, true},
 };
-std::vector<FormAt> forms(std::size_t n) {
-  std::vector<FormAt> f = {{FamilyForm::recurrent, 1}, {FamilyForm::parallel, 1}};
-  for (std::size_t c : chunk_sizes(n)) f.push_back({FamilyForm::chunked, c});
-  return f;
-}
 
 template <class T>
 FamilyInputs<float> to_float(const FamilyInputs<T>& in) {
@@ -120,11 +101,6 @@ FamilyInputs<double> to_double(const FamilyInputs<float>& in) {
                          xt::cast<double>(in.beta), std::nullopt};
   if (in.past) d.past = xt::xtensor<double, 4>(xt::cast<double>(*in.past));
   return d;
-}
-
-Measurement measured(const Worst& w, const std::string& what) {
-  return {w.value,
-          fmt::format("largest relative gap {:.2e} ({}); per rule: {}; {}", w.value, w.where, w.rules(), what)};
 }
 
 }  // namespace
@@ -161,14 +137,6 @@ FamilyInputs<float> draw<float>(const Shape& s, std::uint64_t seed) {
 
 namespace {
 
-// A check's inputs as the judged backend holds them: rounded once to the precision it computes in
-// (CheckContext::precision), so that its references, computed in float64, start from the same numbers.
-FamilyInputs<double> rounded(Precision p, FamilyInputs<double> in) {
-  in.q = rounded_to(p, in.q), in.k = rounded_to(p, in.k), in.v = rounded_to(p, in.v);
-  in.g = rounded_to(p, in.g), in.beta = rounded_to(p, in.beta);
-  if (in.past) in.past = rounded_to(p, *in.past);
-  return in;
-}
 FamilyInputs<double> inputs_for(const CheckContext& ctx, const Shape& s, std::uint64_t seed) {
   return rounded(ctx.precision, draw<double>(s, seed));
 }
@@ -294,6 +262,23 @@ Measurement forms_agree_generated(const CheckContext& ctx) {
       if (worse(g, gf) > g || where.empty()) g = worse(g, gf), where = f.name();
     }
     return Measurement{g, fmt::format("largest relative gap from ONNX's recurrence {:.2e} ({})", g, where)};
+  });
+}
+
+Measurement forms_agree_float32_generated(const CheckContext& ctx) {
+  // The float32 forms against the recurrence in float64 on the same (float32) inputs, over the
+  // generated cases (n ≤ 40, d_k, d_v ≤ 16: the bound 2·n·d·u's range).
+  return generated_cases(ctx, kFamilyTerms, kFamilyAnchors, Worse::larger, [&](const Case& c) {
+    const FamilyCase fc = family_case(ctx, c);
+    const FamilyInputs<float> in = to_float(fc.in);
+    const FamilyResult<double> want = definition(to_double(in), fc.rule);
+    double g = 0;
+    std::string where;
+    for (const FormAt& f : {FormAt{FamilyForm::recurrent, 1}, FormAt{FamilyForm::parallel, 1}, FormAt{FamilyForm::chunked, fc.chunk}}) {
+      const double gf = gap(run(ctx.backend, in, fc.rule, f.form, f.chunk), want);
+      if (worse(g, gf) > g || where.empty()) g = worse(g, gf), where = f.name();
+    }
+    return Measurement{g, fmt::format("largest relative gap of the float32 forms from the float64 recurrence {:.2e} ({})", g, where)};
   });
 }
 
@@ -490,68 +475,6 @@ Measurement reductions(const CheckContext& ctx) {
     }
   }
   return measured(w, "gated(g = 0) = linear, gated_delta(g = 0) = delta, delta(β = 0) keeps the state");
-}
-
-Measurement delta_overwrites(const CheckContext& ctx) {
-  // Six orthonormal keys in d_k = 8, each written twice: (k_i, v_i), then (k_i, w_i), β = 1.
-  // Reading key k_i from the final state: Sᵀ k_i = w_i (delta), v_i + w_i (linear).
-  const std::size_t m = 6, dk = 8, dv = 4, n = 2 * m;
-  const FamilyInputs<double> drawn = draw<double>({1, 1, 1, n, dk, dv, false, false}, 2500);
-  FamilyInputs<double> in = drawn;
-  xt::xtensor<double, 2> keys = xt::view(drawn.q, 0, 0, xt::range(0, m), xt::all());
-  for (std::size_t i = 0; i < m; ++i) {  // Gram–Schmidt
-    auto ki = xt::row(keys, i);
-    for (std::size_t j = 0; j < i; ++j) ki -= xt::sum(ki * xt::row(keys, j))() * xt::row(keys, j);
-    ki /= std::sqrt(xt::sum(ki * ki)());
-  }
-  for (std::size_t t = 0; t < n; ++t) xt::view(in.k, 0, 0, t) = xt::row(keys, t % m);
-  in.beta.fill(1.0);
-  in = rounded(ctx.precision, in);  // the keys read back are the rounded ones the backend wrote
-  keys = xt::view(in.k, 0, 0, xt::range(0, m), xt::all());
-  Worst w;
-  double linear_from_last = 0;
-  for (const FormAt& f : forms(n)) {
-    const FamilyResult<double> d = run(ctx.backend, in, UpdateRule::delta, f.form, f.chunk);
-    const FamilyResult<double> l = run(ctx.backend, in, UpdateRule::linear, f.form, f.chunk);
-    for (std::size_t i = 0; i < m; ++i) {
-      const xt::xtensor<double, 1> last = xt::view(in.v, 0, 0, m + i), first = xt::view(in.v, 0, 0, i);
-      const xt::xtensor<double, 1> read_d = matvec<double>(xt::transpose(xt::view(d.state, 0, 0)), xt::row(keys, i));
-      const xt::xtensor<double, 1> read_l = matvec<double>(xt::transpose(xt::view(l.state, 0, 0)), xt::row(keys, i));
-      w.see(max_abs_diff(read_d, last), UpdateRule::delta, fmt::format("delta, {}, key {}: read against its last value", f.name(), i));
-      w.see(max_abs_diff(read_l, xt::xtensor<double, 1>(first + last)), UpdateRule::linear,
-            fmt::format("linear, {}, key {}: read against the sum of its values", f.name(), i));
-      linear_from_last = std::max(linear_from_last, max_abs_diff(read_l, last));
-    }
-  }
-  return {w.value,
-          fmt::format("largest |read − expected| {:.2e} ({}); per rule: {}; the linear rule's read is {:.2f} from the last "
-                      "value written",
-                      w.value, w.where, w.rules(), linear_from_last)};
-}
-
-Measurement normalised_form(const CheckContext& ctx) {
-  // Seed 000's o_t = Σ (φq_t·φk_j) v_j / Σ φq_t·φk_j as the linear rule on φ(Q), φ(K), [V | 1],
-  // scale 1: the output's last column is the normaliser.
-  Worst w;
-  for (std::size_t n : {1, 6, 17, 40}) {
-    const std::size_t dk = 4, dv = 5;
-    const linear_rnn::Inputs drawn = linear_rnn::draw_inputs(n, dk, dv, 2600 + n);  // seed 000's φ = elu + 1
-    const Precision p = ctx.precision;
-    const xt::xtensor<double, 2> pq = rounded_to(p, drawn.pq), pk = rounded_to(p, drawn.pk), v = rounded_to(p, drawn.v);
-    const xt::xtensor<double, 2> want = linear_attention_parallel<double>(pq, pk, v);
-    FamilyInputs<double> in;
-    in.q = xt::reshape_view(pq, std::array<std::size_t, 4>{1, 1, n, dk});
-    in.k = xt::reshape_view(pk, std::array<std::size_t, 4>{1, 1, n, dk});
-    in.v = xt::ones<double>({std::size_t(1), std::size_t(1), n, dv + 1});
-    xt::view(in.v, 0, 0, xt::all(), xt::range(0, dv)) = v;
-    for (const FormAt& f : forms(n)) {
-      const FamilyResult<double> r = run(ctx.backend, in, UpdateRule::linear, f.form, f.chunk, 1.0);
-      const auto o = xt::view(r.o, 0, 0);
-      const xt::xtensor<double, 2> got = xt::view(o, xt::all(), xt::range(0, dv)) / xt::view(o, xt::all(), xt::range(dv, dv + 1));
-      w.see(relative(got, want), UpdateRule::linear, fmt::format("{}, n = {}", f.name(), n));
-    }
-  }
-  return measured(w, "numerator over the last column against seed 000's normalised linear attention");
 }
 
 }  // namespace vl::lessons::linear_family

@@ -51,8 +51,12 @@ Measurement state_continuation(const CheckContext& ctx);
 Measurement state_continuation_generated(const CheckContext& ctx);  // the same claim over generated cases
 Measurement reductions(const CheckContext& ctx);
 Measurement reductions_generated(const CheckContext& ctx);  // likewise
+Measurement forms_agree_float32_generated(const CheckContext& ctx);
+// The identities of the rules (linear_family_identities.cpp), each also over generated cases.
 Measurement delta_overwrites(const CheckContext& ctx);
+Measurement delta_overwrites_generated(const CheckContext& ctx);
 Measurement normalised_form(const CheckContext& ctx);
+Measurement normalised_form_generated(const CheckContext& ctx);
 
 // The cost claims (linear_family_counts.cpp), about our own kernels: their work counted.
 

@@ -52,10 +52,13 @@ Lesson lesson() {
                       forms_agree, forms_controls});
   l.checks.push_back({"linear-family.forms-agree", "generated cases: rule, n ≤ 40, d ≤ 16, GQA, decay per key dim, past, any chunk",
                       forms_agree_generated, forms_controls});
+  const std::vector<NegativeControl> float32_controls = {broken<DecayAfterWrite>("decay applied after the write"),
+                                                         broken<ChunkStateNotCarried>("a chunk's state not carried"),
+                                                         broken<UtWithDiagonal>("the UT transform's diagonal included")};
   l.checks.push_back({"linear-family.forms-agree-float32", "the float32 forms against the float64 recurrence", forms_agree_float32,
-                      {broken<DecayAfterWrite>("decay applied after the write"),
-                       broken<ChunkStateNotCarried>("a chunk's state not carried"),
-                       broken<UtWithDiagonal>("the UT transform's diagonal included")}});
+                      float32_controls});
+  l.checks.push_back({"linear-family.forms-agree-float32", "generated cases: the forms-agree terms, inputs in float32",
+                      forms_agree_float32_generated, float32_controls});
   l.checks.push_back({"linear-family.chunk-invariant", "the chunked form at every chunk size against chunk_size 64", chunk_invariant,
                       {broken<ChunkStateNotCarried>("a chunk's state not carried"),
                        broken<ShortLastChunkSkipped>("the short last chunk skipped")}});
@@ -75,12 +78,17 @@ Lesson lesson() {
                       reductions, reduction_controls});
   l.checks.push_back({"linear-family.reductions", "generated cases: the form, n ≤ 40, d ≤ 16, GQA, decay per key dim, any chunk; a past state always",
                       reductions_generated, reduction_controls});
+  const std::vector<NegativeControl> overwrite_controls = {broken<CorrectionFromUpdatedState>("delta correction read from the updated state"),
+                                                           broken<UtWithDiagonal>("the UT transform's diagonal included")};
   l.checks.push_back({"linear-family.delta-overwrites", "orthonormal keys written twice, β = 1: reads against the values",
-                      delta_overwrites,
-                      {broken<CorrectionFromUpdatedState>("delta correction read from the updated state"),
-                       broken<UtWithDiagonal>("the UT transform's diagonal included")}});
+                      delta_overwrites, overwrite_controls});
+  l.checks.push_back({"linear-family.delta-overwrites", "generated cases: batch, heads, GQA, m ≤ 6 keys in d_k ≤ 8, d_v, the order of the writes",
+                      delta_overwrites_generated, overwrite_controls});
+  const std::vector<NegativeControl> normalised_controls = {broken<ReadBeforeWrite>("a token reads the state before its own write")};
   l.checks.push_back({"linear-family.normalised-form", "seed 000's φ-normalised attention as the linear rule on [V | 1]",
-                      normalised_form, {broken<ReadBeforeWrite>("a token reads the state before its own write")}});
+                      normalised_form, normalised_controls});
+  l.checks.push_back({"linear-family.normalised-form", "generated cases: n ≤ 40, d_k ≤ 4, d_v ≤ 8",
+                      normalised_form_generated, normalised_controls});
   l.checks.push_back({"linear-family.chunked-linear-cost", "multiply-adds counted at n = 1024 … 65536, d = 64, chunk 64",
                       [](const CheckContext& ctx) { return chunked_linear_cost([](std::size_t) { return 64; }, ctx); },
                       {broken_code("chunks that grow with n (n / 16 tokens)", [](const CheckContext& ctx) {
