@@ -11,6 +11,8 @@ SCRATCH=$(mktemp -d "$(pwd)/../.vl-mutate-all.XXXXXX")  # beside the checkout: t
 trap 'rm -rf "$SCRATCH"' EXIT
 git archive HEAD | tar -x -C "$SCRATCH"
 git rev-parse --short HEAD > "$SCRATCH/.vl-commit"
+# ONNX Runtime's npm packages (ignored by git, installed by install-deps.sh): the ORT adapter's tests need them.
+if [ -d adapters/onnxruntime/node_modules ]; then ln -s "$(pwd)/adapters/onnxruntime/node_modules" "$SCRATCH/adapters/onnxruntime/node_modules"; fi
 if [ -n "$(git status --porcelain -- src verify specs reference_outputs CMakeLists.txt)" ]; then
   echo "mutate-all.sh: the checkout has uncommitted changes; the run judges HEAD ($(cat "$SCRATCH/.vl-commit")), not them" >&2
 fi
