@@ -127,11 +127,33 @@ Measurement encoder_matches_torch(const CheckContext& ctx);
 Measurement decoder_matches_torch(const CheckContext& ctx);
 Measurement layer_norm_standardises(const CheckContext& ctx);
 Measurement residual_keeps_width(const CheckContext& ctx);
+Measurement residual_keeps_width_generated(const CheckContext& ctx);  // encoder_decoder_generated.cpp
+
+/// One layer of encoder-decoder.residual-keeps-width: an encoder or decoder layer of width d
+/// (`heads` heads, FFN width d_ff, drawn from torch's generator seeded `seed`) on (batch, length, d)
+/// tokens, first as drawn, then with its FFN returning width `wide` ≠ d.
+struct WidthCase {
+  bool decoder, norm_first;
+  std::size_t d, wide, heads, d_ff, batch, length;
+  std::uint64_t seed;
+};
+/// What the backend did: refused the wide layer (std::invalid_argument), or accepted it (what it
+/// returned); and whether it refused the layer as drawn (it must not).
+struct WidthVerdict {
+  std::string what;
+  bool refused = false;
+  std::string accepted, kept_refused;
+};
+WidthVerdict width_change_refused(const CheckContext& ctx, const WidthCase& c);
+/// The claim's measurement over some layers: the number refused, required to be all of them,
+/// with every layer as drawn accepted.
+Measurement width_measurement(const std::vector<WidthVerdict>& verdicts);
 Measurement encoder_sees_every_position(const CheckContext& ctx);
 Measurement decoder_prefix_unchanged(const CheckContext& ctx);
 Measurement decoder_prefix_generated(const CheckContext& ctx);  // encoder_decoder_generated.cpp
 Measurement cross_attention_reads_encoder(const CheckContext& ctx);
 Measurement teacher_forcing(const CheckContext& ctx);
+Measurement teacher_forcing_generated(const CheckContext& ctx);
 Measurement permutation_equivariance(const CheckContext& ctx);
 
 // Claims about our own code (the torch-compatible initialisation), with the piece a control breaks.

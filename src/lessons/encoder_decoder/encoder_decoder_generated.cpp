@@ -1,11 +1,16 @@
-// Lesson encoder-decoder, the masked decoder's prefix over generated cases
-// (engine/generated_cases.hpp): the model's width, heads, feed-forward width, depth, post- or
-// pre-norm, ReLU or GELU, the batch, the encoder's and the decoder's lengths and the position p
-// from which the target is redrawn; each case's weights drawn by torch's initialisation from its
-// data seed and every parameter perturbed, as the fixed sweep's models are.
+// Lesson encoder-decoder, two claims over generated cases (engine/generated_cases.hpp), each
+// case's weights drawn by torch's initialisation from its data seed:
 //
-//   encoder-decoder.decoder-prefix-unchanged   target positions ≥ p redrawn: every decoder output
-//                                              at a position < p bit-identical.
+//   encoder-decoder.decoder-prefix-unchanged   the model's width, heads, feed-forward width, depth,
+//                                              post- or pre-norm, ReLU or GELU, the batch, the
+//                                              encoder's and the decoder's lengths and the position
+//                                              p from which the target is redrawn (every parameter
+//                                              perturbed, as the fixed sweep's models are): every
+//                                              decoder output at a position < p bit-identical.
+//   encoder-decoder.residual-keeps-width       an encoder or decoder layer, post- or pre-norm, of
+//                                              any width, heads and FFN width, whose FFN returns a
+//                                              width d' ≠ d (narrower or wider): refused; the layer
+//                                              as drawn accepted.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -64,7 +69,35 @@ Measurement decoder_prefix_case(const CheckContext& ctx, const vl::Case& c) {
   return r.require(still.empty(), still);
 }
 
+// d = heads · d_head ≥ 2; d' = d + step (wider) or d − step (narrower, where d − step ≥ 2; else
+// wider). Neither width is 1: NumPy's and torch's broadcasting add a width-1 tensor to any width,
+// so torch's layer accepts d = 1, d' = 2 (it returns (1, 1, 2)) and d' = 1 — the residual of two
+// widths, neither 1, is what the claim is about (specs/encoder_decoder.md).
+std::vector<CaseTerm> width_terms() {
+  return {{"layer", 0, 1, 0, {"encoder", "decoder"}}, {"norm", 0, 1, 0, {"post", "pre"}}, {"heads", 1, 4, 1, {}},
+          {"d_head", 2, 6, 2, {}},  {"d_ff", 1, 24, 1, {}}, {"step", 1, 5, 1, {}}, {"narrower", 0, 1, 0, {"no", "yes"}},
+          {"batch", 1, 2, 1, {}},   {"length", 1, 6, 1, {}}};
+}
+// Anchors: each kind of layer and norm once, wider and narrower (a backend that skips the residual
+// when the widths differ, or drops the FFN's output, meets its bug in every one).
+std::vector<std::vector<int>> width_anchor_cases() {
+  return {{0, 0, 2, 4, 16, 3, 0, 1, 4}, {0, 1, 1, 3, 5, 2, 1, 2, 3}, {1, 0, 3, 2, 7, 1, 1, 1, 2}, {1, 1, 2, 4, 16, 3, 0, 1, 4}};
+}
+
+Measurement width_case(const CheckContext& ctx, const vl::Case& c) {
+  const std::size_t d = std::size_t(c["heads"]) * std::size_t(c["d_head"]), step = c["step"];
+  const std::size_t wide = c["narrower"] == 1 && d >= step + 2 ? d - step : d + step;
+  return width_measurement({width_change_refused(
+      ctx, {c["layer"] == 1, c["norm"] == 1, d, wide, std::size_t(c["heads"]), std::size_t(c["d_ff"]), std::size_t(c["batch"]),
+            std::size_t(c["length"]), c.data_seed()})});
+}
+
 }  // namespace
+
+Measurement residual_keeps_width_generated(const CheckContext& ctx) {
+  const auto terms = width_terms();
+  return generated_cases(ctx, terms, width_anchor_cases(), Worse::smaller, [&](const vl::Case& c) { return width_case(ctx, c); });
+}
 
 Measurement decoder_prefix_generated(const CheckContext& ctx) {
   const auto terms = prefix_terms();

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "backends/shape_checked.hpp"
 #include "lessons/encoder_decoder/encoder_decoder.hpp"
@@ -129,53 +130,69 @@ Measurement layer_norm_standardises(const CheckContext& ctx) {
           fmt::format("max over {} positions of |mean x̂| and |var x̂ − σ²/(σ²+ε)| = {:.2e}", positions, worst)};
 }
 
-Measurement residual_keeps_width(const CheckContext& ctx) {
-  // Layers whose FFN maps back to d' = d + 3 (its norm, in post-norm, over d'): everything fits
-  // but the residual x + FFN(x). Each must be refused with std::invalid_argument, and the same
-  // layer with d' = d accepted (a backend that refuses every layer has not shown the reason).
-  std::size_t refused = 0, cases_run = 0;
-  std::string accepted, kept_refused;
-  for (bool decoder : {false, true})
-    for (bool norm_first : {false, true}) {
-      ++cases_run;
-      torch_rng::Generator gen(7);
-      const std::size_t d = 8, wide = 11, d_ff = 16;
-      LayerOptions o;
-      o.norm_first = norm_first;
-      auto widen = [&](auto& p, LayerNormParameters<double>& last_norm) {
-        p.linear2 = torch_rng::linear_init<double>(gen, d_ff, wide);
-        if (!norm_first) last_norm = torch_rng::layer_norm_init<double>(wide);
-      };
-      const Tensor3 x = torch_rng::randn<double>(gen, {1, 4, d});
-      const std::string what = fmt::format("{} {}-norm", decoder ? "decoder" : "encoder", norm_first ? "pre" : "post");
-      auto encoder = torch_rng::encoder_layer_init<double>(gen, d, 2, d_ff);
-      auto decoder_p = torch_rng::decoder_layer_init<double>(gen, d, 2, d_ff);
-      const auto layer = [&] { return decoder ? ctx.backend.decoder_layer(x, x, decoder_p, 2, o, {}, {}) : ctx.backend.encoder_layer(x, encoder, 2, o, {}); };
-      try {  // the layer as drawn, d' = d: accepted, of the input's shape
-        const Tensor3 y = layer();
-        if (y.shape() != x.shape()) kept_refused += fmt::format("{}{} (d' = d) returned another shape", kept_refused.empty() ? "" : "; ", what);
-      } catch (const std::invalid_argument& e) {
-        kept_refused += fmt::format("{}{} (d' = d) refused: {}", kept_refused.empty() ? "" : "; ", what, e.what());
-      }
-      if (decoder) widen(decoder_p, decoder_p.norm3);
-      else widen(encoder, encoder.norm2);
-      try {
-        const Tensor3 y = layer();
-        accepted += fmt::format("{}{} returned ({}, {}, {})", accepted.empty() ? "" : "; ", what, y.shape(0), y.shape(1), y.shape(2));
-      } catch (const backends::Unsupported&) {
-        throw;
-      } catch (const backends::WrongShape& e) {  // accepted, and answered with a result of another width
-        accepted += fmt::format("{}{} returned a result of the wrong shape ({})", accepted.empty() ? "" : "; ", what, e.what());
-      } catch (const std::invalid_argument&) {
-        ++refused;
-      }
-    }
-  const bool all_refused = refused == cases_run;
-  Measurement m{double(refused), all_refused ? fmt::format("all {} layers with a width-changing FFN refused (std::invalid_argument)", cases_run)
-                                             : fmt::format("{} of {} refused; accepted: {}", refused, cases_run, accepted)};
+WidthVerdict width_change_refused(const CheckContext& ctx, const WidthCase& c) {
+  // The layer as drawn (d' = d) must be accepted, of the input's shape; the same layer with its
+  // FFN's second linear mapping to c.wide ≠ d (its norm, in post-norm, over d') must be refused
+  // with std::invalid_argument: everything fits but the residual x + FFN(x).
+  torch_rng::Generator gen(c.seed);
+  LayerOptions o;
+  o.norm_first = c.norm_first;
+  auto widen = [&](auto& p, LayerNormParameters<double>& last_norm) {
+    p.linear2 = torch_rng::linear_init<double>(gen, c.d_ff, c.wide);
+    if (!c.norm_first) last_norm = torch_rng::layer_norm_init<double>(c.wide);
+  };
+  const Tensor3 x = torch_rng::randn<double>(gen, {c.batch, c.length, c.d});
+  WidthVerdict v;
+  v.what = fmt::format("{} {}-norm, d = {}, d' = {}", c.decoder ? "decoder" : "encoder", c.norm_first ? "pre" : "post", c.d, c.wide);
+  auto encoder = torch_rng::encoder_layer_init<double>(gen, c.d, c.heads, c.d_ff);
+  auto decoder_p = torch_rng::decoder_layer_init<double>(gen, c.d, c.heads, c.d_ff);
+  const auto layer = [&] {
+    return c.decoder ? ctx.backend.decoder_layer(x, x, decoder_p, c.heads, o, {}, {}) : ctx.backend.encoder_layer(x, encoder, c.heads, o, {});
+  };
+  try {  // the layer as drawn, d' = d: accepted, of the input's shape
+    const Tensor3 y = layer();
+    if (y.shape() != x.shape()) v.kept_refused = v.what + " (as drawn, d' = d) returned another shape";
+  } catch (const std::invalid_argument& e) {
+    v.kept_refused = fmt::format("{} (as drawn, d' = d) refused: {}", v.what, e.what());
+  }
+  if (c.decoder) widen(decoder_p, decoder_p.norm3);
+  else widen(encoder, encoder.norm2);
+  try {
+    const Tensor3 y = layer();
+    v.accepted = fmt::format("{} returned ({}, {}, {})", v.what, y.shape(0), y.shape(1), y.shape(2));
+  } catch (const backends::Unsupported&) {
+    throw;
+  } catch (const backends::WrongShape& e) {  // accepted, and answered with a result of another width
+    v.accepted = fmt::format("{} returned a result of the wrong shape ({})", v.what, e.what());
+  } catch (const std::invalid_argument&) {
+    v.refused = true;
+  }
+  return v;
+}
+
+Measurement width_measurement(const std::vector<WidthVerdict>& verdicts) {
+  std::size_t refused = 0;
+  std::vector<std::string> accepted, kept_refused;
+  for (const WidthVerdict& v : verdicts) {
+    refused += v.refused;
+    if (!v.accepted.empty()) accepted.push_back(v.accepted);
+    if (!v.kept_refused.empty()) kept_refused.push_back(v.kept_refused);
+  }
+  const std::size_t n = verdicts.size();
+  const bool all_refused = refused == n;
+  Measurement m{double(refused), all_refused ? fmt::format("all {} layers with a width-changing FFN refused (std::invalid_argument)", n)
+                                             : fmt::format("{} of {} refused; accepted: {}", refused, n, fmt::join(accepted, "; "))};
   if (kept_refused.empty()) m.detail += ", the same layers with d' = d accepted";
-  m.require(kept_refused.empty(), "a layer whose FFN keeps the width was not accepted: " + kept_refused);
-  return m.require(all_refused, fmt::format("{} of {} layers with a width-changing FFN accepted", cases_run - refused, cases_run));
+  m.require(kept_refused.empty(), "a layer whose FFN keeps the width was not accepted: " + fmt::format("{}", fmt::join(kept_refused, "; ")));
+  return m.require(all_refused, fmt::format("{} of {} layers with a width-changing FFN accepted", n - refused, n));
+}
+
+Measurement residual_keeps_width(const CheckContext& ctx) {
+  // d = 8, d' = 11, 2 heads, d_ff = 16, 4 tokens; encoder and decoder, post- and pre-norm.
+  std::vector<WidthVerdict> verdicts;
+  for (bool decoder : {false, true})
+    for (bool norm_first : {false, true}) verdicts.push_back(width_change_refused(ctx, {decoder, norm_first, 8, 11, 2, 16, 1, 4, 7}));
+  return width_measurement(verdicts);
 }
 
 // ---------------------------------------------------------------------------------------------

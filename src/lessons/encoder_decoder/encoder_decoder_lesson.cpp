@@ -51,8 +51,11 @@ Lesson lesson() {
                       layer_norm_standardises,
                       {broken_backend("LayerNorm over the wrong axis (the positions)",
                                       std::make_shared<LayerNormWrongAxis>(plain, "layer-norm-over-positions"))}});
+  const std::vector<NegativeControl> width_controls = {broken_backend("the residual dropped", no_residual)};
   l.checks.push_back({"encoder-decoder.residual-keeps-width", "a FFN back to d' ≠ d refused and d' = d accepted, encoder and decoder, post- and pre-norm",
-                      residual_keeps_width, {broken_backend("the residual dropped", no_residual)}});
+                      residual_keeps_width, width_controls});
+  l.checks.push_back({"encoder-decoder.residual-keeps-width", "generated cases: any width, heads and FFN width, d' narrower or wider",
+                      residual_keeps_width_generated, width_controls});
   l.checks.push_back({"encoder-decoder.encoder-sees-every-position", "influence table of the 2-layer encoder, 3 models",
                       encoder_sees_every_position,
                       {broken_backend("the encoder given the causal mask", std::make_shared<EncoderWithCausalMask>(plain, "encoder-causal"))}});
@@ -67,10 +70,13 @@ Lesson lesson() {
                       prefix_controls});
   l.checks.push_back({"encoder-decoder.cross-attention-reads-encoder", "influence of each memory position on each decoder position, 3 models",
                       cross_attention_reads_encoder, {broken_backend("cross-attention reading K/V from the decoder", cross_self)}});
+  const std::vector<NegativeControl> teacher_controls = {
+      broken_backend("the target not shifted", std::make_shared<TargetNotShifted>(plain, "target-not-shifted")),
+      broken_backend("the KV cache not appended (replaced)", std::make_shared<CacheNotAppended>(plain, "kv-cache-not-appended"))};
   l.checks.push_back({"encoder-decoder.teacher-forcing", "one pass on the shifted target vs greedy steps with a KV cache, 3 models × 2 sequences",
-                      teacher_forcing,
-                      {broken_backend("the target not shifted", std::make_shared<TargetNotShifted>(plain, "target-not-shifted")),
-                       broken_backend("the KV cache not appended (replaced)", std::make_shared<CacheNotAppended>(plain, "kv-cache-not-appended"))}});
+                      teacher_forcing, teacher_controls});
+  l.checks.push_back({"encoder-decoder.teacher-forcing", "generated cases: width, heads, FFN width, 1–2 layers, norm, activation, lengths",
+                      teacher_forcing_generated, teacher_controls});
   l.checks.push_back({"encoder-decoder.permutation-equivariance", "2-layer encoders without and with the sinusoidal encoding, 3 models",
                       permutation_equivariance,
                       {broken_backend("the encoder given the causal mask", std::make_shared<EncoderWithCausalMask>(plain, "encoder-causal"))}});

@@ -11,6 +11,7 @@
 #include "backends/registry.hpp"
 #include "kernels/reference/matmul.hpp"
 #include "kernels/reference/positional_encoding.hpp"
+#include "engine/generated_cases.hpp"
 #include "lessons/encoder_decoder/encoder_decoder.hpp"
 #include "lessons/encoder_decoder/layer_error_bound.hpp"
 #include "lessons/rounded_parameters.hpp"
@@ -127,6 +128,83 @@ Measurement cross_attention_reads_encoder(const CheckContext& ctx) {
   return m.require(finite, "a decoder output is NaN or infinite: its change says nothing");
 }
 
+namespace {
+
+// One model's greedy decoding against its one pass on the shifted target (teacher_forcing, below):
+// the gap — in float64 the largest difference, in another precision layer by layer over twice the
+// layer's bound — or a failing measurement (a wrong shape; with `must_change_token`, a sequence
+// that repeats one token, which would read the same shifted or not). `steps` counts the steps.
+Measurement teacher_forcing_model(const CheckContext& ctx, const Model& m, bool must_change_token, std::size_t& steps) {
+  const std::size_t V = 11;
+  const std::size_t B = m.tgt.shape(0), T = m.tgt.shape(1), dm = m.tgt.shape(2);
+  torch_rng::Generator gen(99);
+  const xt::xtensor<double, 2> E = torch_rng::randn<double>(gen, {V, dm});
+  const xt::xtensor<double, 2> W = torch_rng::randn<double>(gen, {V, dm});
+  const xt::xtensor<double, 2> pe = positional_encoding<double>(T, dm);
+  // In another precision the greedy tokens and the memory are our float64 model's, the
+  // backend's layers judged on them one by one (below).
+  const backends::Backend& run = ctx.precision == Precision::float64 ? ctx.backend : *backends::plain();
+  const Tensor3 memory = encode(run, m, m.src);
+  std::vector<LayerCache<double>> caches(m.decoder.size());
+  std::vector<std::vector<std::size_t>> tokens(B, std::vector<std::size_t>{0});
+  Tensor3 stepped = xt::zeros<double>({B, T, dm});
+  for (std::size_t t = 0; t < T; ++t, ++steps) {
+    Tensor3 x = xt::zeros<double>({B, std::size_t(1), dm});
+    for (std::size_t b = 0; b < B; ++b) xt::view(x, b, 0) = xt::view(E, tokens[b][t]) + xt::view(pe, t);
+    for (std::size_t l = 0; l < m.decoder.size(); ++l) x = run.decoder_step(x, memory, m.decoder[l], m.heads, m.options, caches[l], {});
+    if (x.shape() != std::array<std::size_t, 3>{B, 1, dm}) return Measurement::failing(kInfinity, "decoder_step returned a wrong shape");
+    xt::view(stepped, xt::all(), t) = xt::view(x, xt::all(), 0);
+    for (std::size_t b = 0; b < B; ++b) {
+      const xt::xtensor<double, 1> scores = matvec<double>(W, xt::view(x, b, 0));
+      tokens[b].push_back(std::size_t(xt::argmax(scores)()));
+    }
+  }
+  if (must_change_token)
+    for (std::size_t b = 0; b < B; ++b)
+      if (std::adjacent_find(tokens[b].begin(), tokens[b].end(), std::not_equal_to<>()) == tokens[b].end())
+        return Measurement::failing(kInfinity, fmt::format("greedy decoding repeated token {} throughout: the check tested nothing", tokens[b][0]));
+  Tensor3 target = xt::zeros<double>({B, T, dm});
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t t = 0; t < T; ++t) xt::view(target, b, t) = xt::view(E, tokens[b][t + 1]);
+  Tensor3 input = ctx.backend.shift_right(target, xt::xtensor<double, 1>(xt::view(E, 0)));
+  if (input.shape() != target.shape()) return Measurement::failing(kInfinity, "shift_right returned a wrong shape");
+  input += xt::view(pe, xt::newaxis(), xt::all(), xt::all());
+  if (ctx.precision == Precision::float64) return {max_abs_diff(decode(ctx.backend, m, input, memory), stepped), ""};
+  // In another precision, layer by layer (decoder_layers_judged): each layer's input as our
+  // float64 decoder computes it on the pass's input (the backend's shift_right), one pass against
+  // the steps with the cache, both of the judged backend; each within the layer's bound of the
+  // exact layer, so the gap over twice it. The first layer's steps read what greedy decoding
+  // fed them, E[y_t] + PE(t): a shift_right that does not shift shows there.
+  Tensor3 step_input = xt::zeros<double>({B, T, dm});
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t t = 0; t < T; ++t)  // E's rows as the pass's shift_right holds them: rounded, then + PE
+      xt::view(step_input, b, t) = rounded_to(ctx.precision, xt::xtensor<double, 1>(xt::view(E, tokens[b][t]))) + xt::view(pe, t);
+  std::size_t layer_index = 0;
+  return {decoder_layers_judged(ctx.precision, input, memory, m.decoder, m.heads, m.options, causal(), {},
+                                [&](const Tensor3& in, const Tensor3& mem, const auto& layer, double bound) {
+                                  const Tensor3 pass = ctx.backend.decoder_layer(in, mem, layer, m.heads, m.options, causal(), {});
+                                  const Tensor3 fed = layer_index++ == 0 ? rounded_to(ctx.precision, step_input) : in;
+                                  LayerCache<double> cache;
+                                  Tensor3 stepped_layer = xt::zeros_like(pass);
+                                  for (std::size_t t = 0; t < T; ++t) {
+                                    const Tensor3 x_t = xt::view(fed, xt::all(), xt::range(t, t + 1));
+                                    const Tensor3 y = ctx.backend.decoder_step(x_t, mem, layer, m.heads, m.options, cache, {});
+                                    if (y.shape() != x_t.shape()) return kInfinity;
+                                    xt::view(stepped_layer, xt::all(), t) = xt::view(y, xt::all(), 0);
+                                  }
+                                  return error_over_bound(pass, stepped_layer, 2 * bound);
+                                }),
+          ""};
+}
+
+std::string teacher_forcing_words(const CheckContext& ctx, std::size_t steps, double worst) {
+  return fmt::format("max |one pass on the shifted target − {} greedy steps with the KV cache|{} = {:.2e}", steps,
+                     ctx.precision == Precision::float64 ? "" : ", layer by layer, over twice the layer's " + to_string(ctx.precision) + " bound",
+                     worst);
+}
+
+}  // namespace
+
 Measurement teacher_forcing(const CheckContext& ctx) {
   // Greedy decoding: token y₀ = 0 (the start), then at step t the decoder, one position at a
   // time through decoder_step and each layer's KV cache, gives o_t; y_{t+1} = argmax_v o_t · W_v
@@ -137,75 +215,39 @@ Measurement teacher_forcing(const CheckContext& ctx) {
   // at least once, or the check has tested nothing.
   double worst = 0;
   std::size_t steps = 0;
-  const std::size_t V = 11;
   for (const Drawn& d : models()) {
-    const Model& m = d.m;
-    const std::size_t B = m.tgt.shape(0), T = m.tgt.shape(1), dm = m.tgt.shape(2);
-    torch_rng::Generator gen(99);
-    const xt::xtensor<double, 2> E = torch_rng::randn<double>(gen, {V, dm});
-    const xt::xtensor<double, 2> W = torch_rng::randn<double>(gen, {V, dm});
-    const xt::xtensor<double, 2> pe = positional_encoding<double>(T, dm);
-    // In another precision the greedy tokens and the memory are our float64 model's, the
-    // backend's layers judged on them one by one (below).
-    const backends::Backend& run = ctx.precision == Precision::float64 ? ctx.backend : *backends::plain();
-    const Tensor3 memory = encode(run, m, m.src);
-    std::vector<LayerCache<double>> caches(m.decoder.size());
-    std::vector<std::vector<std::size_t>> tokens(B, std::vector<std::size_t>{0});
-    Tensor3 stepped = xt::zeros<double>({B, T, dm});
-    for (std::size_t t = 0; t < T; ++t, ++steps) {
-      Tensor3 x = xt::zeros<double>({B, std::size_t(1), dm});
-      for (std::size_t b = 0; b < B; ++b) xt::view(x, b, 0) = xt::view(E, tokens[b][t]) + xt::view(pe, t);
-      for (std::size_t l = 0; l < m.decoder.size(); ++l) x = run.decoder_step(x, memory, m.decoder[l], m.heads, m.options, caches[l], {});
-      if (x.shape() != std::array<std::size_t, 3>{B, 1, dm}) return Measurement::failing(kInfinity, "decoder_step returned a wrong shape");
-      xt::view(stepped, xt::all(), t) = xt::view(x, xt::all(), 0);
-      for (std::size_t b = 0; b < B; ++b) {
-        const xt::xtensor<double, 1> scores = matvec<double>(W, xt::view(x, b, 0));
-        tokens[b].push_back(std::size_t(xt::argmax(scores)()));
-      }
-    }
-    for (std::size_t b = 0; b < B; ++b)
-      if (std::adjacent_find(tokens[b].begin(), tokens[b].end(), std::not_equal_to<>()) == tokens[b].end())
-        return Measurement::failing(kInfinity, fmt::format("greedy decoding repeated token {} throughout: the check tested nothing", tokens[b][0]));
-    Tensor3 target = xt::zeros<double>({B, T, dm});
-    for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t t = 0; t < T; ++t) xt::view(target, b, t) = xt::view(E, tokens[b][t + 1]);
-    Tensor3 input = ctx.backend.shift_right(target, xt::xtensor<double, 1>(xt::view(E, 0)));
-    if (input.shape() != target.shape()) return Measurement::failing(kInfinity, "shift_right returned a wrong shape");
-    input += xt::view(pe, xt::newaxis(), xt::all(), xt::all());
-    if (ctx.precision == Precision::float64) {
-      worst = worse(worst, max_abs_diff(decode(ctx.backend, m, input, memory), stepped));
-      continue;
-    }
-    // In another precision, layer by layer (decoder_layers_judged): each layer's input as our
-    // float64 decoder computes it on the pass's input (the backend's shift_right), one pass against
-    // the steps with the cache, both of the judged backend; each within the layer's bound of the
-    // exact layer, so the gap over twice it. The first layer's steps read what greedy decoding
-    // fed them, E[y_t] + PE(t): a shift_right that does not shift shows there.
-    Tensor3 step_input = xt::zeros<double>({B, T, dm});
-    for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t t = 0; t < T; ++t)  // E's rows as the pass's shift_right holds them: rounded, then + PE
-        xt::view(step_input, b, t) = rounded_to(ctx.precision, xt::xtensor<double, 1>(xt::view(E, tokens[b][t]))) + xt::view(pe, t);
-    std::size_t layer_index = 0;
-    worst = worse(worst, decoder_layers_judged(ctx.precision, input, memory, m.decoder, m.heads, m.options, causal(), {},
-                                               [&](const Tensor3& in, const Tensor3& mem, const auto& layer, double bound) {
-                                                 const Tensor3 pass = ctx.backend.decoder_layer(in, mem, layer, m.heads, m.options, causal(), {});
-                                                 const Tensor3 fed = layer_index++ == 0 ? rounded_to(ctx.precision, step_input) : in;
-                                                 LayerCache<double> cache;
-                                                 Tensor3 stepped_layer = xt::zeros_like(pass);
-                                                 for (std::size_t t = 0; t < T; ++t) {
-                                                   const Tensor3 x_t = xt::view(fed, xt::all(), xt::range(t, t + 1));
-                                                   const Tensor3 y = ctx.backend.decoder_step(x_t, mem, layer, m.heads, m.options, cache, {});
-                                                   if (y.shape() != x_t.shape()) return kInfinity;
-                                                   xt::view(stepped_layer, xt::all(), t) = xt::view(y, xt::all(), 0);
-                                                 }
-                                                 return error_over_bound(pass, stepped_layer, 2 * bound);
-                                               }));
+    const Measurement r = teacher_forcing_model(ctx, d.m, true, steps);
+    if (!r.unmet.empty()) return r;
+    worst = worse(worst, r.value);
   }
-  return {worst, fmt::format("max |one pass on the shifted target − {} greedy steps with the KV cache|{} = {:.2e}", steps,
-                             ctx.precision == Precision::float64
-                                 ? ""
-                                 : ", layer by layer, over twice the layer's " + to_string(ctx.precision) + " bound",
-                             worst)};
+  return {worst, teacher_forcing_words(ctx, steps, worst)};
+}
+
+Measurement teacher_forcing_generated(const CheckContext& ctx) {
+  // Drawn models (the prefix check's terms, perturbed the same way), one or two layers; a drawn
+  // case whose greedy tokens never change tests less, and passes on what it tests (the anchors
+  // change token, so the controls meet their bugs).
+  const std::vector<CaseTerm> terms = {{"batch", 1, 2, 1, {}},  {"heads", 1, 4, 1, {}},  {"d_head", 4, 8, 4, {}},
+                                       {"d_ff", 1, 24, 1, {}},  {"layers", 1, 2, 1, {}}, {"S", 1, 6, 1, {}},
+                                       {"T", 1, 7, 1, {}},      {"norm", 0, 1, 0, {"post", "pre"}},
+                                       {"activation", 0, 1, 0, {"relu", "gelu"}}};
+  const std::vector<std::vector<int>> anchors = {{2, 4, 4, 32, 2, 6, 5, 0, 0}, {2, 3, 4, 24, 2, 7, 6, 1, 1}};
+  return generated_cases(ctx, terms, anchors, Worse::larger, [&](const vl::Case& c) {
+    const std::size_t heads = c["heads"], d = heads * std::size_t(c["d_head"]);
+    LayerOptions o;
+    o.norm_first = c["norm"] == 1;
+    o.activation = c["activation"] == 1 ? Activation::gelu : Activation::relu;
+    torch_rng::Generator gen(c.data_seed());
+    Model m = draw_model(gen, d, heads, std::size_t(c["d_ff"]), std::size_t(c["layers"]), std::size_t(c["batch"]), std::size_t(c["S"]),
+                         std::size_t(c["T"]), o);
+    torch_rng::Generator pg(c.data_seed() + 1);
+    for (auto& layer : m.encoder) perturbed(layer, pg, 0.125);
+    for (auto& layer : m.decoder) perturbed(layer, pg, 0.125);
+    std::size_t steps = 0;
+    Measurement r = teacher_forcing_model(ctx, m, false, steps);
+    if (r.unmet.empty()) r.detail = teacher_forcing_words(ctx, steps, r.value);
+    return r;
+  });
 }
 
 Measurement permutation_equivariance(const CheckContext& ctx) {
