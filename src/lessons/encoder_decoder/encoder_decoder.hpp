@@ -126,6 +126,7 @@ ListingOutput listing_main(const ListingContext& ctx);
 Measurement encoder_matches_torch(const CheckContext& ctx);
 Measurement decoder_matches_torch(const CheckContext& ctx);
 Measurement layer_norm_standardises(const CheckContext& ctx);
+Measurement layer_norm_standardises_generated(const CheckContext& ctx);
 Measurement residual_keeps_width(const CheckContext& ctx);
 Measurement residual_keeps_width_generated(const CheckContext& ctx);  // encoder_decoder_generated.cpp
 

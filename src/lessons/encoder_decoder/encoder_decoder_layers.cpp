@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "backends/shape_checked.hpp"
+#include "engine/generated_cases.hpp"
 #include "lessons/encoder_decoder/encoder_decoder.hpp"
 #include "backends/registry.hpp"
 #include "lessons/encoder_decoder/layer_error_bound.hpp"
@@ -78,56 +79,115 @@ Measurement matches_torch(const CheckContext& ctx, bool decoder) {
 Measurement encoder_matches_torch(const CheckContext& ctx) { return matches_torch(ctx, false); }
 Measurement decoder_matches_torch(const CheckContext& ctx) { return matches_torch(ctx, true); }
 
-Measurement layer_norm_standardises(const CheckContext& ctx) {
-  // Inputs at several offsets and scales, random γ ∈ [0.5, 1.5), β; x̂ = (y − β) / γ recovered
-  // per feature. Per position: |mean x̂| and |var x̂ − σ²/(σ² + ε)| (σ² the input's biased variance,
-  // from the formula here, not from the backend). In another precision, each over its bound at
-  // that position (layer_error_bound.hpp): x̂ recovered within e = e_y / min γ, its mean within e,
-  // its variance within 2·max|x̂|·e + e².
+namespace {
+
+// LayerNorm of x (B, S, d) through the backend, γ and β given (both as the backend holds them):
+// the largest, over the positions, of |mean x̂| and |var x̂ − σ²/(σ² + ε)| with x̂ = (y − β)/γ
+// recovered per feature and σ² the input's biased variance (from the formula here, not from the
+// backend); in another precision each over its bound at that position (layer_error_bound.hpp):
+// x̂ recovered within e = e_y / min γ, its mean within e, its variance within 2·max|x̂|·e + e².
+Measurement standardised(const CheckContext& ctx, const Tensor3& x, const LayerNormParameters<double>& p) {
   const Precision pr = ctx.precision;
   const double u = working_roundoff(pr);
+  const std::size_t B = x.shape(0), S = x.shape(1), d = x.shape(2);
+  const Tensor3 y = ctx.backend.layer_norm(x, p, kLayerNormEps);
+  if (y.shape() != x.shape()) return Measurement::failing(kInfinity, "layer_norm returned a wrong shape");
+  const double gmin = xt::amin(xt::abs(p.weight))();
+  double worst = 0;
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t s = 0; s < S; ++s) {
+      double mu = 0, var = 0, m = 0, v = 0;
+      for (std::size_t c = 0; c < d; ++c) mu += x(b, s, c);
+      mu /= double(d);
+      for (std::size_t c = 0; c < d; ++c) var += (x(b, s, c) - mu) * (x(b, s, c) - mu);
+      var /= double(d);
+      for (std::size_t c = 0; c < d; ++c) m += (y(b, s, c) - p.bias(c)) / p.weight(c);
+      m /= double(d);
+      for (std::size_t c = 0; c < d; ++c) v += std::pow((y(b, s, c) - p.bias(c)) / p.weight(c) - m, 2);
+      v /= double(d);
+      double mean_err = std::fabs(m), var_err = std::fabs(v - var / (var + kLayerNormEps));
+      if (pr != Precision::float64) {
+        const Tensor3 row = xt::view(x, xt::range(b, b + 1), xt::range(s, s + 1), xt::all());
+        const double e = layer_bound::layer_norm({row, 0}, p, kLayerNormEps, u).e / gmin;
+        const double hmax = std::sqrt(double(d) - 1);  // |x̂| ≤ √(d − 1) at any position
+        mean_err /= e;
+        var_err /= 2 * hmax * e + e * e;
+      }
+      worst = worse(worst, mean_err);
+      worst = worse(worst, var_err);
+    }
+  return {worst, ""};
+}
+
+// Inputs (B, S, d) from the generator at `scale`·N(0, 1) + `offset`, γ ∈ [0.5, 1.5), β normal, all
+// rounded to the precision as the backend holds them. With `offset_in_sigmas`, each position's
+// offset is `offset` times that position's own σ (of scale·N(0, 1)), so that |μ|/σ, which sets the
+// cancellation in x − μ, is the drawn one whatever the draw.
+std::pair<Tensor3, LayerNormParameters<double>> standardise_inputs(Precision pr, torch_rng::Generator& gen, std::size_t B, std::size_t S,
+                                                                   std::size_t d, double offset, double scale,
+                                                                   bool offset_in_sigmas = false) {
+  Tensor3 x = torch_rng::randn<double>(gen, {B, S, d});
+  x *= scale;
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t s = 0; s < S; ++s) {
+      auto row = xt::view(x, b, s, xt::all());
+      const double mu = xt::mean(row)(), sigma = std::sqrt(xt::mean(xt::square(row - mu))());
+      row += offset_in_sigmas ? offset * sigma : offset;
+    }
+  x = rounded_to(pr, x);
+  LayerNormParameters<double> p;
+  p.weight = rounded_to(pr, xt::xtensor<double, 1>(torch_rng::uniform<double>(gen, {d}, 0.5, 1.5)));
+  p.bias = rounded_to(pr, xt::xtensor<double, 1>(torch_rng::randn<double>(gen, {d})));
+  return {x, p};
+}
+
+std::string standardised_words(Precision pr, std::size_t positions, double worst) {
+  if (pr != Precision::float64)
+    return fmt::format("max over {} positions of |mean x̂| and |var x̂ − σ²/(σ²+ε)|, each over its {} bound: {:.2e}", positions,
+                       to_string(pr), worst);
+  return fmt::format("max over {} positions of |mean x̂| and |var x̂ − σ²/(σ²+ε)| = {:.2e}", positions, worst);
+}
+
+}  // namespace
+
+Measurement layer_norm_standardises(const CheckContext& ctx) {
+  // Inputs at several offsets and scales, random γ ∈ [0.5, 1.5), β.
   double worst = 0;
   std::size_t positions = 0;
   const std::vector<std::array<double, 2>> offset_scale = {{0, 1}, {3, 10}, {-50, 0.1}, {1e3, 2}};
   for (std::size_t k = 0; k < offset_scale.size(); ++k) {
     torch_rng::Generator gen(40 + k);
     const std::size_t B = 2, S = 5 + k, d = 8 + 4 * k;
-    Tensor3 x = torch_rng::randn<double>(gen, {B, S, d});
-    x = rounded_to(pr, Tensor3(x * offset_scale[k][1] + offset_scale[k][0]));  // as the backend holds it
-    LayerNormParameters<double> p;
-    p.weight = rounded_to(pr, xt::xtensor<double, 1>(torch_rng::uniform<double>(gen, {d}, 0.5, 1.5)));
-    p.bias = rounded_to(pr, xt::xtensor<double, 1>(torch_rng::randn<double>(gen, {d})));
-    const Tensor3 y = ctx.backend.layer_norm(x, p, kLayerNormEps);
-    if (y.shape() != x.shape()) return Measurement::failing(kInfinity, "layer_norm returned a wrong shape");
-    const double gmin = xt::amin(xt::abs(p.weight))();
-    for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t s = 0; s < S; ++s, ++positions) {
-        double mu = 0, var = 0, m = 0, v = 0;
-        for (std::size_t c = 0; c < d; ++c) mu += x(b, s, c);
-        mu /= double(d);
-        for (std::size_t c = 0; c < d; ++c) var += (x(b, s, c) - mu) * (x(b, s, c) - mu);
-        var /= double(d);
-        for (std::size_t c = 0; c < d; ++c) m += (y(b, s, c) - p.bias(c)) / p.weight(c);
-        m /= double(d);
-        for (std::size_t c = 0; c < d; ++c) v += std::pow((y(b, s, c) - p.bias(c)) / p.weight(c) - m, 2);
-        v /= double(d);
-        double mean_err = std::fabs(m), var_err = std::fabs(v - var / (var + kLayerNormEps));
-        if (pr != Precision::float64) {
-          const Tensor3 row = xt::view(x, xt::range(b, b + 1), xt::range(s, s + 1), xt::all());
-          const double e = layer_bound::layer_norm({row, 0}, p, kLayerNormEps, u).e / gmin;
-          const double hmax = std::sqrt(double(d) - 1);  // |x̂| ≤ √(d − 1) at any position
-          mean_err /= e;
-          var_err /= 2 * hmax * e + e * e;
-        }
-        worst = worse(worst, mean_err);
-        worst = worse(worst, var_err);
-      }
+    const auto [x, p] = standardise_inputs(ctx.precision, gen, B, S, d, offset_scale[k][0], offset_scale[k][1]);
+    const Measurement r = standardised(ctx, x, p);
+    if (!r.unmet.empty()) return r;
+    worst = worse(worst, r.value);
+    positions += B * S;
   }
-  if (pr != Precision::float64)
-    return {worst, fmt::format("max over {} positions of |mean x̂| and |var x̂ − σ²/(σ²+ε)|, each over its {} bound: {:.2e}", positions,
-                               to_string(pr), worst)};
-  return {worst,
-          fmt::format("max over {} positions of |mean x̂| and |var x̂ − σ²/(σ²+ε)| = {:.2e}", positions, worst)};
+  return {worst, standardised_words(ctx.precision, positions, worst)};
+}
+
+Measurement layer_norm_standardises_generated(const CheckContext& ctx) {
+  // Drawn: B, S, the width d ≤ 20 (the sums the float64 argument counts), the scale (0.1 … 10) and
+  // each position's offset, up to 500 of its own σ (the fixed sweep's 10³ at scale 2: the
+  // cancellation the float64 tolerance allows for), of either sign.
+  const std::vector<CaseTerm> terms = {{"B", 1, 2, 1, {}},
+                                       {"S", 1, 6, 1, {}},
+                                       {"d", 2, 20, 2, {}},
+                                       {"scale", 0, 4, 2, {"0.1", "0.5", "1", "2", "10"}},
+                                       {"offset", 0, 6, 3, {"-500σ", "-50σ", "-5σ", "0", "5σ", "50σ", "500σ"}}};
+  const std::vector<std::vector<int>> anchors = {{2, 5, 8, 2, 3}, {2, 6, 16, 0, 0}, {1, 4, 20, 3, 6}};
+  return generated_cases(ctx, terms, anchors, Worse::larger, [&](const vl::Case& c) {
+    const double scale = std::array<double, 5>{0.1, 0.5, 1, 2, 10}[std::size_t(c["scale"])];
+    const double offset = std::array<double, 7>{-500, -50, -5, 0, 5, 50, 500}[std::size_t(c["offset"])];
+    torch_rng::Generator gen(c.data_seed());
+    const std::size_t B = c["B"], S = c["S"], d = c["d"];
+    const auto [x, p] = standardise_inputs(ctx.precision, gen, B, S, d, offset, scale, true);
+    Measurement r = standardised(ctx, x, p);
+    if (r.unmet.empty())
+      r.detail = fmt::format("offset {:g}σ, scale {:g}: {}", offset, scale, standardised_words(ctx.precision, B * S, r.value));
+    return r;
+  });
 }
 
 WidthVerdict width_change_refused(const CheckContext& ctx, const WidthCase& c) {

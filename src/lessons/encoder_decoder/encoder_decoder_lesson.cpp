@@ -47,10 +47,12 @@ Lesson lesson() {
   l.checks.push_back({"encoder-decoder.decoder-matches-torch", "3 decoder cases (post/pre-norm, ReLU/GELU, memory padding, 2-layer stack) vs torch 1.13",
                       decoder_matches_torch,
                       {broken_backend("post-norm swapped for pre-norm", swapped), broken_backend("cross-attention reading K/V from the decoder", cross_self)}});
+  const std::vector<NegativeControl> layer_norm_controls = {
+      broken_backend("LayerNorm over the wrong axis (the positions)", std::make_shared<LayerNormWrongAxis>(plain, "layer-norm-over-positions"))};
   l.checks.push_back({"encoder-decoder.layer-norm-standardises", "x̂ = (y − β)/γ per position: mean 0, variance σ²/(σ²+ε), 4 offsets and scales",
-                      layer_norm_standardises,
-                      {broken_backend("LayerNorm over the wrong axis (the positions)",
-                                      std::make_shared<LayerNormWrongAxis>(plain, "layer-norm-over-positions"))}});
+                      layer_norm_standardises, layer_norm_controls});
+  l.checks.push_back({"encoder-decoder.layer-norm-standardises", "generated cases: B, S, d ≤ 20, scale 0.1 … 10, each position offset by up to ±500 of its σ",
+                      layer_norm_standardises_generated, layer_norm_controls});
   const std::vector<NegativeControl> width_controls = {broken_backend("the residual dropped", no_residual)};
   l.checks.push_back({"encoder-decoder.residual-keeps-width", "a FFN back to d' ≠ d refused and d' = d accepted, encoder and decoder, post- and pre-norm",
                       residual_keeps_width, width_controls});
