@@ -298,54 +298,71 @@ Measurement shift_is_rotation(const CheckContext& ctx) {
           fmt::format("max |R_k PE(pos) − PE(pos+k)| = {:.2e} over {} (d, pos, k, pair) cases (worst: {})", worst, checked, where)};
 }
 
-Measurement rotation_error_growth(const CheckContext& ctx) {
+RotationGrowth rotation_growth_at(const CheckContext& ctx, double pos, std::size_t d, std::size_t k) {
   // At large positions the relation holds to the rounding of the angle: sin and cos of an angle
   // a = pos·ω known to a·2⁻⁵³. Model: |R_k PE(pos) − PE(pos+k)| ≤ c · 2⁻⁵³ (2 (pos+k) ω + k ω + 4);
-  // the measured c must stay ≤ tolerance from pos = 10 to 10⁹.
+  // c is the largest over the complete pairs (∞ for a NaN).
+  const Matrix pe = ctx.backend.positional_encoding(std::vector<double>{pos, pos + double(k)}, d);
+  RotationGrowth g;
+  for (std::size_t i = 0; 2 * i + 1 < d; ++i) {
+    const double w = omega(i, d);
+    const auto R = pe_rotation<double>(w, double(k));
+    const double a = pe(0, 2 * i), b = pe(0, 2 * i + 1);
+    const double e =
+        worse(worse(0, std::fabs(R(0, 0) * a + R(0, 1) * b - pe(1, 2 * i))), std::fabs(R(1, 0) * a + R(1, 1) * b - pe(1, 2 * i + 1)));
+    g.error = worse(g.error, e);
+    g.c = worse(g.c, e / (kEps * (2 * (pos + double(k)) * w + double(k) * w + 4)));
+  }
+  return g;
+}
+
+Measurement rotation_error_growth(const CheckContext& ctx) {
+  // The measured c must stay ≤ tolerance from pos = 10 to 10⁹ (d = 16, k = 5).
   const std::size_t d = 16, k = 5;
   double worst_ratio = 0;
   std::vector<std::string> rows;
   for (double pos : {1e1, 1e3, 1e5, 1e7, 1e9}) {
-    const Matrix pe = ctx.backend.positional_encoding(std::vector<double>{pos, pos + double(k)}, d);
-    double worst = 0, ratio = 0;
-    for (std::size_t i = 0; i < d / 2; ++i) {
-      const double w = omega(i, d);
-      const auto R = pe_rotation<double>(w, double(k));
-      const double a = pe(0, 2 * i), b = pe(0, 2 * i + 1);
-      const double e =
-          worse(worse(0, std::fabs(R(0, 0) * a + R(0, 1) * b - pe(1, 2 * i))), std::fabs(R(1, 0) * a + R(1, 1) * b - pe(1, 2 * i + 1)));
-      worst = std::max(worst, e);
-      ratio = std::max(ratio, e / (kEps * (2 * (pos + double(k)) * w + double(k) * w + 4)));
-    }
-    worst_ratio = std::max(worst_ratio, ratio);
-    rows.push_back(fmt::format("pos={:.0e}: error {:.1e} (c = {:.2f})", pos, worst, ratio));
+    const RotationGrowth g = rotation_growth_at(ctx, pos, d, k);
+    worst_ratio = worse(worst_ratio, g.c);
+    rows.push_back(fmt::format("pos={:.0e}: error {:.1e} (c = {:.2f})", pos, g.error, g.c));
   }
   return {worst_ratio,
           fmt::format("largest c = {:.2f}; d={}, k={}: {}", worst_ratio, d, k, fmt::join(rows, "; "))};
 }
 
+double unit_pair_error(const Matrix& pe, std::size_t d, std::string& where, double& largest) {
+  // Every value in [−1, 1] (`largest` is the largest |PE|); every complete (sin, cos) pair of unit
+  // norm; ‖PE_pos‖² = d/2 for even d (relative to d/2). Computed so that the check adds no error
+  // of its own size: s² + c² − 1 as fma(s, s, fma(c, c, −1)), whose only rounding that matters is
+  // u/2·|c² − 1| ≤ 5.6·10⁻¹⁷, and ‖PE‖²/(d/2) − 1 as the mean of those residues (a sum of terms of
+  // order 10⁻¹⁶, where summing loses nothing), not as a sum of d squares near d/2 minus d/2.
+  double worst = 0;
+  for (std::size_t pos = 0; pos < pe.shape(0); ++pos) {
+    for (std::size_t c = 0; c < d; ++c) largest = std::max(largest, std::isnan(pe(pos, c)) ? kInf : std::fabs(pe(pos, c)));
+    double residues = 0;
+    for (std::size_t i = 0; 2 * i + 1 < d; ++i) {
+      const double s_ = pe(pos, 2 * i), c_ = pe(pos, 2 * i + 1);
+      const double r = std::fma(s_, s_, std::fma(c_, c_, -1.0));
+      residues += r;
+      const double e = std::fabs(r);
+      if (!(e <= worst)) { worst = std::isnan(e) ? kInf : e; where = fmt::format("pair {} at pos {}, d={}", i, pos, d); }
+    }
+    if (d % 2 == 0) {
+      const double e = std::fabs(residues) / (double(d) / 2);
+      if (!(e <= worst)) { worst = std::isnan(e) ? kInf : e; where = fmt::format("‖PE_{}‖² vs d/2, d={}", pos, d); }
+    }
+  }
+  return worst;
+}
+
 Measurement unit_pairs(const CheckContext& ctx) {
-  // Every value in [−1, 1]; every complete (sin, cos) pair of unit norm; ‖PE_pos‖² = d/2 for even
-  // d (relative to d/2), over 2048 positions, d = 16, 15, 512.
+  // Over 2048 positions, d = 16, 15, 512.
   double worst = 0, largest = 0;
   std::string where = "unit";
   for (std::size_t d : {16, 15, 512}) {
-    const Matrix pe = backends::positional_encoding_table(ctx.backend, 2048, d);
-    for (std::size_t pos = 0; pos < pe.shape(0); ++pos) {
-      double norm2 = 0;
-      for (std::size_t c = 0; c < d; ++c) {
-        largest = std::max(largest, std::isnan(pe(pos, c)) ? kInf : std::fabs(pe(pos, c)));
-        norm2 += pe(pos, c) * pe(pos, c);
-      }
-      for (std::size_t i = 0; 2 * i + 1 < d; ++i) {
-        const double e = std::fabs(pe(pos, 2 * i) * pe(pos, 2 * i) + pe(pos, 2 * i + 1) * pe(pos, 2 * i + 1) - 1.0);
-        if (!(e <= worst)) { worst = std::isnan(e) ? kInf : e; where = fmt::format("pair {} at pos {}, d={}", i, pos, d); }
-      }
-      if (d % 2 == 0) {
-        const double e = std::fabs(norm2 - double(d) / 2) / (double(d) / 2);
-        if (!(e <= worst)) { worst = std::isnan(e) ? kInf : e; where = fmt::format("‖PE_{}‖² vs d/2, d={}", pos, d); }
-      }
-    }
+    std::string at;
+    const double e = unit_pair_error(backends::positional_encoding_table(ctx.backend, 2048, d), d, at, largest);
+    if (!(e <= worst)) worst = e, where = at;
   }
   Measurement m{worst, fmt::format("max |sin² + cos² − 1| and |‖PE‖²/(d/2) − 1| = {:.2e} (worst: {}); max |PE| = {}", worst, where, largest)};
   return m.require(largest <= 1.0, fmt::format("an entry of the table has |PE| = {} > 1", largest));

@@ -32,9 +32,21 @@ ListingOutput listing_main(const ListingContext& ctx);
 double equivariance_gap(const CheckContext& ctx, const MhaParameters<double>& params, std::size_t heads, const Matrix& x,
                         const std::vector<std::vector<std::int64_t>>& perms);
 
+/// The largest |sin² + cos² − 1| over a table's complete pairs and, for even d, |‖PE‖²/(d/2) − 1|
+/// over its rows (positions.unit-pairs); `where` names the worst, `largest` gains the largest |PE|.
+double unit_pair_error(const Matrix& pe, std::size_t d, std::string& where, double& largest);
+
 /// The largest relative error of the wavelengths read off rows 0 and 1 of a table of width d
 /// (positions.geometric-wavelengths); `where` names the worst pair.
 double wavelength_error(const Matrix& pe, std::size_t d, std::string& where);
+
+/// |R_k PE(pos) − PE(pos + k)| over the complete pairs of a width-d table read at pos and pos + k
+/// (float64 positions), and its largest ratio c to the rounding model 2⁻⁵³ (2 (pos+k) ω + k ω + 4)
+/// (positions.rotation-error-growth).
+struct RotationGrowth {
+  double error = 0, c = 0;
+};
+RotationGrowth rotation_growth_at(const CheckContext& ctx, double pos, std::size_t d, std::size_t k);
 
 // The claims' checks: each measures ctx.backend; the engine judges the value against the spec.
 Measurement permutation_equivariant(const CheckContext& ctx);
@@ -47,6 +59,8 @@ Measurement unit_pairs(const CheckContext& ctx);
 Measurement geometric_wavelengths(const CheckContext& ctx);
 // The same claims over generated cases (positions_generated.cpp).
 Measurement permutation_equivariant_generated(const CheckContext& ctx);
+Measurement rotation_error_growth_generated(const CheckContext& ctx);
+Measurement unit_pairs_generated(const CheckContext& ctx);
 Measurement geometric_wavelengths_generated(const CheckContext& ctx);
 
 /// The lesson: listing and checks with their negative controls (positions_lesson.cpp).

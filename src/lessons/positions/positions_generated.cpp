@@ -97,7 +97,47 @@ Measurement equivariance_case(const CheckContext& ctx, const Case& c) {
                          d, ctx.precision == Precision::float64 ? "" : " over twice its error bound", e, perms.size())};
 }
 
+// Rotation error growth: pos = m·10^e (m 1 … 9, e 1 … 9: up to 9·10⁹), any width d ≤ 512, k ≤ 10.
+// Both controls (a float32 table, the exponent i/d) meet their bugs at the engine's largest case
+// and at the fixed sweep's d = 16, pos = 10⁹, k = 5.
+std::vector<CaseTerm> growth_terms() {
+  return {{"m", 1, 9, 1, {}}, {"e", 1, 9, 1, {}}, {"d", 2, 512, 2, {}}, {"k", 1, 10, 1, {}}};
+}
+std::vector<std::vector<int>> growth_anchor_cases() { return {{1, 9, 16, 5}, {3, 4, 15, 1}}; }
+
+Measurement growth_case(const CheckContext& ctx, const Case& c) {
+  const double pos = double(c["m"]) * std::pow(10.0, double(c["e"]));
+  const std::size_t d = c["d"], k = c["k"];
+  const RotationGrowth g = rotation_growth_at(ctx, pos, d, k);
+  return {g.c, fmt::format("pos={:.0e} d={} k={}: error {:.1e} (c = {:.2f})", pos, d, k, g.error, g.c)};
+}
+
+// Unit pairs: any width d ≤ 512 (odd too), a table of 1 to 2048 positions. Cos replaced by sin
+// breaks the first pair from position 1 on: the engine's largest case and the anchors meet it.
+std::vector<CaseTerm> unit_terms() { return {{"d", 1, 512, 1, {}}, {"positions", 1, 2048, 1, {}}}; }
+std::vector<std::vector<int>> unit_anchor_cases() { return {{16, 2048}, {15, 40}, {2, 3}}; }
+
+Measurement unit_case(const CheckContext& ctx, const Case& c) {
+  const std::size_t d = c["d"], n = c["positions"];
+  std::string where = "unit";
+  double largest = 0;
+  const double e = unit_pair_error(backends::positional_encoding_table(ctx.backend, n, d), d, where, largest);
+  Measurement m{e, fmt::format("d={}, {} positions: max |sin² + cos² − 1| and |‖PE‖²/(d/2) − 1| = {:.2e} ({}); max |PE| = {}", d, n, e, where,
+                               largest)};
+  return m.require(largest <= 1.0, fmt::format("an entry of the table has |PE| = {} > 1", largest));
+}
+
 }  // namespace
+
+Measurement unit_pairs_generated(const CheckContext& ctx) {
+  const auto terms = unit_terms();
+  return generated_cases(ctx, terms, unit_anchor_cases(), Worse::larger, [&](const Case& c) { return unit_case(ctx, c); });
+}
+
+Measurement rotation_error_growth_generated(const CheckContext& ctx) {
+  const auto terms = growth_terms();
+  return generated_cases(ctx, terms, growth_anchor_cases(), Worse::larger, [&](const Case& c) { return growth_case(ctx, c); });
+}
 
 Measurement geometric_wavelengths_generated(const CheckContext& ctx) {
   const auto terms = wavelength_terms();

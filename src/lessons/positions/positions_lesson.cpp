@@ -49,14 +49,18 @@ Lesson lesson() {
                       shift_is_rotation_generated,
                       rotation_controls});
 
+  const std::vector<NegativeControl> growth_controls = {broken_backend("table computed in float32", std::make_shared<Float32Table>(plain, "pe-float32")),
+                                                        broken_backend("exponent i/d in place of 2i/d", wrong_exponent)};
   l.checks.push_back({"positions.rotation-error-growth", "R_5 PE(pos) vs PE(pos+5) at pos = 1e1 … 1e9, against the rounding model",
-                      rotation_error_growth,
-                      {broken_backend("table computed in float32", std::make_shared<Float32Table>(plain, "pe-float32")),
-                       broken_backend("exponent i/d in place of 2i/d", wrong_exponent)}});
+                      rotation_error_growth, growth_controls});
+  l.checks.push_back({"positions.rotation-error-growth", "generated cases: pos = m·10ᵉ up to 9·10⁹, any d ≤ 512, k ≤ 10",
+                      rotation_error_growth_generated, growth_controls});
 
+  const std::vector<NegativeControl> unit_controls = {
+      broken_backend("cos replaced by sin", std::make_shared<CosReplacedBySin>(plain, "pe-cos-replaced-by-sin"))};
   l.checks.push_back({"positions.unit-pairs", "values in [−1, 1], unit pairs, ‖PE‖² = d/2 over 2048 positions",
-                      unit_pairs,
-                      {broken_backend("cos replaced by sin", std::make_shared<CosReplacedBySin>(plain, "pe-cos-replaced-by-sin"))}});
+                      unit_pairs, unit_controls});
+  l.checks.push_back({"positions.unit-pairs", "generated cases: any d ≤ 512, 1 … 2048 positions", unit_pairs_generated, unit_controls});
 
   const std::vector<NegativeControl> wavelength_controls = {broken_backend("exponent i/d in place of 2i/d", wrong_exponent),
                                                             broken_backend("sin and cos swapped within a pair", swapped)};
