@@ -3,6 +3,7 @@
 // (gradient, dropout at inference, the causal mask); with the broken backends each claim must
 // reject.
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,6 +15,7 @@
 #include "lessons/attention/attention.hpp"
 #include "lessons/attention/attention_common.hpp"
 #include "lessons/attention_backward_error_bound.hpp"
+#include "lessons/attention_cases.hpp"
 #include "numeric/precision.hpp"
 
 namespace vl::lessons::attention {
@@ -101,6 +103,69 @@ Measurement backward_finite_differences(const CheckContext& ctx) {
   }
   return {worst,
           fmt::format("max |backward − central difference (h = 1e-5)| over {} entries: {:.2e} ({})", entries, worst, where)};
+}
+
+namespace {
+
+// The generated terms: the attention terms where every query sees a key (no key lengths, no
+// window, no bottom-right alignment: the built-in masks always show query i its key i mod Sk, and
+// a top-left causal mask shows it key 0 … i), so that L is a smooth function of every input (a row
+// that sees no key is masking.fully-masked-row-zero's); no softcap (the backward the operation
+// defines has none: ops/attention.hpp).
+std::vector<CaseTerm> fd_terms() {
+  std::vector<CaseTerm> t = attention_case_terms(false);
+  for (CaseTerm& term : t) {
+    if (term.name == "kv_lengths" || term.name == "window" || term.name == "softcap") term.hi = term.lo;
+    if (term.name == "causal") term.hi = term.lo + 1;  // no, top-left
+  }
+  return t;
+}
+
+// One drawn case: the backward's dQ, dK, dV against central differences (step 1e-5) of L = Σ G ⊙ O
+// along one direction per input, u of unit Frobenius norm: (L(x + hu) − L(x − hu))/2h against
+// ⟨dX, u⟩. G is drawn, then halved until Σ|G|·max|v| ≤ 128 (exact), which keeps L's rounding,
+// ≈ 2⁻⁵³·128 divided by h, far below the tolerance (specs/attention.md). 1 + 6 requests.
+Measurement fd_case(const CheckContext& ctx, const Case& c) {
+  AttentionCase a = attention_case(c);
+  for (std::size_t b = 0; b < a.q.shape(0); ++b)
+    for (std::size_t h = 0; h < a.q.shape(1); ++h)
+      for (std::size_t i = 0; i < a.q.shape(2); ++i)
+        if (!a.sees_a_key(b, h, i)) throw std::logic_error("attention.backward-fd's generated case has a row that sees no key");
+  a.options.return_weights = false;
+  numpy::Generator rng(c.data_seed() + 7);
+  Tensor4<double> g = normal_like(rng, Tensor4<double>(xt::zeros<double>({a.q.shape(0), a.q.shape(1), a.q.shape(2), a.v.shape(3)})));
+  const double vmax = std::max(xt::amax(xt::abs(a.v))(), 1.0);
+  while (xt::sum(xt::abs(g))() * vmax > 128) g *= 0.5;
+  const auto grads = ctx.backend.attention_backward(a.q, a.k, a.v, g, a.options);
+  const double step = 1e-5;
+  double worst = 0;
+  std::string where;
+  const std::array<std::pair<const char*, std::pair<Tensor4<double>*, const Tensor4<double>*>>, 3> inputs = {
+      {{"dQ", {&a.q, &grads.dq}}, {"dK", {&a.k, &grads.dk}}, {"dV", {&a.v, &grads.dv}}}};
+  for (const auto& [name, pair] : inputs) {
+    Tensor4<double>& x = *pair.first;
+    const Tensor4<double>& analytic = *pair.second;
+    if (analytic.shape() != x.shape()) return Measurement::failing(kInf, fmt::format("{} has the wrong shape", name));
+    Tensor4<double> u = normal_like(rng, x);
+    u /= std::sqrt(xt::sum(u * u)());
+    const Tensor4<double> keep = x;
+    x = keep + step * u;
+    const double up = loss(ctx.backend, a.q, a.k, a.v, g, a.options);
+    x = keep - step * u;
+    const double down = loss(ctx.backend, a.q, a.k, a.v, g, a.options);
+    x = keep;
+    double err = std::fabs((up - down) / (2 * step) - xt::sum(analytic * u)());
+    if (std::isnan(err)) err = kInf;
+    if (err > worst || where.empty()) worst = std::max(worst, err), where = name;
+  }
+  return {worst, fmt::format("max |⟨dX, u⟩ − central difference along u (h = 1e-5)| over dQ, dK, dV: {:.2e} ({})", worst, where)};
+}
+
+}  // namespace
+
+Measurement backward_fd_generated(const CheckContext& ctx) {
+  const auto terms = fd_terms();
+  return generated_cases(ctx, terms, attention_anchor_cases(), Worse::larger, [&](const Case& c) { return fd_case(ctx, c); });
 }
 
 // In a precision other than float64: the backend's gradients on q, k, v, dO rounded once to it,
@@ -335,6 +400,8 @@ std::vector<ClaimCheck> gradient_checks() {
   return {
       {"attention.backward-fd", "dQ, dK, dV vs central differences, 4 float64 cases (plain, causal, mask; GQA, scale, additive mask)", backward_finite_differences,
        all_bugs},
+      {"attention.backward-fd", "generated cases: the attention terms where every query sees a key, one direction per input",
+       backward_fd_generated, all_bugs},
       {"attention.backward-matches-torch", "dQ, dK, dV vs torch autograd (causal)", backward_matches_torch, one_head_per_kv_bugs},
       {"attention.fixture-gradient", "seed 002: 36 gradient entries vs central differences in float32", fixture_gradient_float32,
        unmasked_bugs},

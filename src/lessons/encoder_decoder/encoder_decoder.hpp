@@ -156,6 +156,7 @@ Measurement cross_attention_reads_encoder(const CheckContext& ctx);
 Measurement teacher_forcing(const CheckContext& ctx);
 Measurement teacher_forcing_generated(const CheckContext& ctx);
 Measurement permutation_equivariance(const CheckContext& ctx);
+Measurement permutation_equivariance_generated(const CheckContext& ctx);  // its invariant half
 
 // Claims about our own code (the torch-compatible initialisation), with the piece a control breaks.
 using InitFn = torch_rng::EncoderLayerParameters<double> (*)(torch_rng::Generator&, std::size_t, std::size_t, std::size_t);

@@ -79,9 +79,12 @@ Lesson lesson() {
                       teacher_forcing, teacher_controls});
   l.checks.push_back({"encoder-decoder.teacher-forcing", "generated cases: width, heads, FFN width, 1–2 layers, norm, activation, lengths",
                       teacher_forcing_generated, teacher_controls});
+  const std::vector<NegativeControl> equivariance_controls = {
+      broken_backend("the encoder given the causal mask", std::make_shared<EncoderWithCausalMask>(plain, "encoder-causal"))};
   l.checks.push_back({"encoder-decoder.permutation-equivariance", "2-layer encoders without and with the sinusoidal encoding, 3 models",
-                      permutation_equivariance,
-                      {broken_backend("the encoder given the causal mask", std::make_shared<EncoderWithCausalMask>(plain, "encoder-causal"))}});
+                      permutation_equivariance, equivariance_controls});
+  l.checks.push_back({"encoder-decoder.permutation-equivariance", "generated cases, without positions: drawn encoders, batch, length, permutation",
+                      permutation_equivariance_generated, equivariance_controls});
 
   l.checks.push_back({"encoder-decoder.torch-init", "6 layers' state_dict() from 3 seeds vs torch's, bit for bit",
                       [](const CheckContext& c) { return torch_init_bit_exact(c, torch_rng::encoder_layer_init<double>); },
