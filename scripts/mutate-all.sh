@@ -4,7 +4,8 @@
 # fresh mktemp -d, removed after) is built with ccache as the compiler launcher, so that putting a
 # mutated header back costs cache hits; mutate.py builds with every core. About 2 to 3 hours for
 # 161 mutants on the 2-core machine (the 2026-12-01 run, one job and no cache: 244 min for 99).
-#   scripts/mutate-all.sh [mutate.py options, e.g. --budget-min 300 or --only ID ...]
+#   scripts/mutate-all.sh                     the full run: docs/pages/mutation.{md,json}
+#   scripts/mutate-all.sh --only ID ...       some mutants (any mutate.py option): build/mutation-partial.{md,json}
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCRATCH=$(mktemp -d "$(pwd)/../.vl-mutate-all.XXXXXX")  # beside the checkout: the ONNX tests read ../shared/external
@@ -18,5 +19,7 @@ if [ -n "$(git status --porcelain -- src verify specs reference_outputs CMakeLis
 fi
 source scripts/compiler-cache.sh "$SCRATCH"
 cmake -S "$SCRATCH" -B "$SCRATCH/build" -DCMAKE_BUILD_TYPE=Release "${VL_CACHE_ARGS[@]}" >/dev/null
-/usr/bin/python3 scripts/mutate.py --scratch "$SCRATCH" --budget-min 600 \
-  --json docs/pages/mutation.json --markdown docs/pages/mutation.md "$@"
+# The docs' table is the full run's; a run of some mutants (any option given) writes beside the build.
+OUT=docs/pages/mutation
+if [ $# -gt 0 ]; then mkdir -p build && OUT=build/mutation-partial; fi
+/usr/bin/python3 scripts/mutate.py --scratch "$SCRATCH" --budget-min 600 --json "$OUT.json" --markdown "$OUT.md" "$@"
