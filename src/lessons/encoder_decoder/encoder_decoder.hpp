@@ -21,6 +21,7 @@
 #include <xtensor/xview.hpp>
 
 #include "backends/backend.hpp"
+#include "engine/generated_cases.hpp"
 #include "engine/lesson.hpp"
 #include "numeric/compare.hpp"
 #include "numeric/precision.hpp"
@@ -98,6 +99,17 @@ struct Model {
 };
 Model draw_model(torch_rng::Generator& gen, std::size_t d, std::size_t heads, std::size_t d_ff, std::size_t layers, std::size_t batch,
                  std::size_t S, std::size_t T, const LayerOptions& o);
+
+/// A generated case's model (engine/generated_cases.hpp): the case's terms batch, heads, d_head
+/// (d = heads · d_head), d_ff, layers, norm (post, pre) and activation (relu, gelu), drawn by
+/// draw_model from torch's generator seeded `seed`, then every parameter perturbed (0.125·randn
+/// from a generator seeded seed + 1), as the fixed sweeps' models are. `gen` is left after the
+/// model's draws, for the check's own.
+struct CaseModel {
+  Model model;
+  torch_rng::Generator gen;
+};
+CaseModel case_model(const vl::Case& c, std::uint64_t seed, std::size_t S, std::size_t T);
 
 /// table(i, j) = max over batches and features of |Δ run(inputs)[·, i]| when input position j
 /// is replaced by fresh[·, j].

@@ -96,4 +96,17 @@ Model draw_model(torch_rng::Generator& gen, std::size_t d, std::size_t heads, st
   return m;
 }
 
+CaseModel case_model(const vl::Case& c, std::uint64_t seed, std::size_t S, std::size_t T) {
+  const std::size_t heads = c["heads"], d = heads * std::size_t(c["d_head"]);
+  LayerOptions o;
+  o.norm_first = c["norm"] == 1;
+  o.activation = c["activation"] == 1 ? Activation::gelu : Activation::relu;
+  CaseModel r{{}, torch_rng::Generator(seed)};
+  r.model = draw_model(r.gen, d, heads, std::size_t(c["d_ff"]), std::size_t(c["layers"]), std::size_t(c["batch"]), S, T, o);
+  torch_rng::Generator pg(seed + 1);
+  for (auto& layer : r.model.encoder) perturbed(layer, pg, 0.125);
+  for (auto& layer : r.model.decoder) perturbed(layer, pg, 0.125);
+  return r;
+}
+
 }  // namespace vl::lessons::encoder_decoder

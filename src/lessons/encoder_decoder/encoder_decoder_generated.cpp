@@ -38,15 +38,10 @@ std::vector<std::vector<int>> prefix_anchor_cases() { return {{1, 2, 4, 8, 2, 3,
 Measurement decoder_prefix_case(const CheckContext& ctx, const vl::Case& c) {
   const std::size_t batch = c["batch"], heads = c["heads"], d = heads * std::size_t(c["d_head"]), S = c["S"], T = c["T"];
   const std::size_t p = std::min<std::size_t>(c["p"], T - 1);
-  LayerOptions o;
-  o.norm_first = c["norm"] == 1;
-  o.activation = c["activation"] == 1 ? Activation::gelu : Activation::relu;
-  torch_rng::Generator gen(c.data_seed());
-  Model m = draw_model(gen, d, heads, std::size_t(c["d_ff"]), std::size_t(c["layers"]), batch, S, T, o);
-  const Tensor3 fresh = torch_rng::randn<double>(gen, {batch, T, d});
-  torch_rng::Generator pg(c.data_seed() + 1);
-  for (auto& layer : m.encoder) perturbed(layer, pg, 0.125);
-  for (auto& layer : m.decoder) perturbed(layer, pg, 0.125);
+  CaseModel cm = case_model(c, c.data_seed(), S, T);
+  const Model& m = cm.model;
+  const LayerOptions& o = m.options;
+  const Tensor3 fresh = torch_rng::randn<double>(cm.gen, {batch, T, d});
   MhaOptions<double> causal;
   causal.causal = true;
   const Tensor3 memory = encoder_stack(ctx.backend, m.src, m.encoder, heads, o);
@@ -81,7 +76,7 @@ std::vector<CaseTerm> width_terms() {
 // Anchors: each kind of layer and norm once, wider and narrower (a backend that skips the residual
 // when the widths differ, or drops the FFN's output, meets its bug in every one).
 std::vector<std::vector<int>> width_anchor_cases() {
-  return {{0, 0, 2, 4, 16, 3, 0, 1, 4}, {0, 1, 1, 3, 5, 2, 1, 2, 3}, {1, 0, 3, 2, 7, 1, 1, 1, 2}, {1, 1, 2, 4, 16, 3, 0, 1, 4}};
+  return {{0, 0, 2, 4, 16, 3, 0, 1, 4}, {0, 1, 1, 4, 5, 2, 1, 2, 3}, {1, 0, 3, 2, 7, 1, 1, 1, 2}, {1, 1, 2, 4, 16, 3, 0, 1, 4}};
 }
 
 Measurement width_case(const CheckContext& ctx, const vl::Case& c) {

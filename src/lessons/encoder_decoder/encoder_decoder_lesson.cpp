@@ -51,7 +51,7 @@ Lesson lesson() {
       broken_backend("LayerNorm over the wrong axis (the positions)", std::make_shared<LayerNormWrongAxis>(plain, "layer-norm-over-positions"))};
   l.checks.push_back({"encoder-decoder.layer-norm-standardises", "x̂ = (y − β)/γ per position: mean 0, variance σ²/(σ²+ε), 4 offsets and scales",
                       layer_norm_standardises, layer_norm_controls});
-  l.checks.push_back({"encoder-decoder.layer-norm-standardises", "generated cases: B, S, d ≤ 20, scale 0.1 … 10, each position offset by up to ±500 of its σ",
+  l.checks.push_back({"encoder-decoder.layer-norm-standardises", "generated cases: B, S, d ≤ 20, scale 0.1 … 10, each position offset by up to ±1000 of its σ",
                       layer_norm_standardises_generated, layer_norm_controls});
   const std::vector<NegativeControl> width_controls = {broken_backend("the residual dropped", no_residual)};
   l.checks.push_back({"encoder-decoder.residual-keeps-width", "a FFN back to d' ≠ d refused and d' = d accepted, encoder and decoder, post- and pre-norm",

@@ -251,17 +251,28 @@ FamilyCase family_case(const CheckContext& ctx, const Case& c, bool always_past 
 
 }  // namespace
 
+namespace {
+
+// The case's three forms (recurrent, parallel, chunked at its chunk size) against `want`: the
+// largest relative gap, and the form it was found in.
+template <class T>
+Measurement three_forms_gap(const CheckContext& ctx, const FamilyInputs<T>& in, UpdateRule rule, std::size_t chunk,
+                            const FamilyResult<double>& want, const std::string& what) {
+  double g = 0;
+  std::string where;
+  for (const FormAt& f : {FormAt{FamilyForm::recurrent, 1}, FormAt{FamilyForm::parallel, 1}, FormAt{FamilyForm::chunked, chunk}}) {
+    const double gf = gap(run(ctx.backend, in, rule, f.form, f.chunk), want);
+    if (worse(g, gf) > g || where.empty()) g = worse(g, gf), where = f.name();
+  }
+  return Measurement{g, fmt::format("largest relative gap {} {:.2e} ({})", what, g, where)};
+}
+
+}  // namespace
+
 Measurement forms_agree_generated(const CheckContext& ctx) {
   return generated_cases(ctx, kFamilyTerms, kFamilyAnchors, Worse::larger, [&](const Case& c) {
     const FamilyCase fc = family_case(ctx, c);
-    const FamilyResult<double> want = definition(fc.in, fc.rule);
-    double g = 0;
-    std::string where;
-    for (const FormAt& f : {FormAt{FamilyForm::recurrent, 1}, FormAt{FamilyForm::parallel, 1}, FormAt{FamilyForm::chunked, fc.chunk}}) {
-      const double gf = gap(run(ctx.backend, fc.in, fc.rule, f.form, f.chunk), want);
-      if (worse(g, gf) > g || where.empty()) g = worse(g, gf), where = f.name();
-    }
-    return Measurement{g, fmt::format("largest relative gap from ONNX's recurrence {:.2e} ({})", g, where)};
+    return three_forms_gap(ctx, fc.in, fc.rule, fc.chunk, definition(fc.in, fc.rule), "from ONNX's recurrence");
   });
 }
 
@@ -271,14 +282,8 @@ Measurement forms_agree_float32_generated(const CheckContext& ctx) {
   return generated_cases(ctx, kFamilyTerms, kFamilyAnchors, Worse::larger, [&](const Case& c) {
     const FamilyCase fc = family_case(ctx, c);
     const FamilyInputs<float> in = to_float(fc.in);
-    const FamilyResult<double> want = definition(to_double(in), fc.rule);
-    double g = 0;
-    std::string where;
-    for (const FormAt& f : {FormAt{FamilyForm::recurrent, 1}, FormAt{FamilyForm::parallel, 1}, FormAt{FamilyForm::chunked, fc.chunk}}) {
-      const double gf = gap(run(ctx.backend, in, fc.rule, f.form, f.chunk), want);
-      if (worse(g, gf) > g || where.empty()) g = worse(g, gf), where = f.name();
-    }
-    return Measurement{g, fmt::format("largest relative gap of the float32 forms from the float64 recurrence {:.2e} ({})", g, where)};
+    return three_forms_gap(ctx, in, fc.rule, fc.chunk, definition(to_double(in), fc.rule),
+                           "of the float32 forms from the float64 recurrence");
   });
 }
 

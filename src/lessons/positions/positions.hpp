@@ -32,8 +32,8 @@ ListingOutput listing_main(const ListingContext& ctx);
 double equivariance_gap(const CheckContext& ctx, const MhaParameters<double>& params, std::size_t heads, const Matrix& x,
                         const std::vector<std::vector<std::int64_t>>& perms);
 
-/// The largest |sin² + cos² − 1| over a table's complete pairs and, for even d, |‖PE‖²/(d/2) − 1|
-/// over its rows (positions.unit-pairs); `where` names the worst, `largest` gains the largest |PE|.
+/// The largest |sin² + cos² − 1| over a table's complete pairs, which bounds |‖PE‖²/(d/2) − 1| for
+/// even d (positions.unit-pairs); `where` names the worst, `largest` gains the largest |PE|.
 double unit_pair_error(const Matrix& pe, std::size_t d, std::string& where, double& largest);
 
 /// The largest relative error of the wavelengths read off rows 0 and 1 of a table of width d

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 
 #include <xtensor/xview.hpp>
 
@@ -92,6 +93,7 @@ Measurement equivariance_case(const CheckContext& ctx, const Case& c) {
     auto perm = torch_rng::randperm(gen, std::int64_t(n));
     if (!std::is_sorted(perm.begin(), perm.end())) perms.push_back(perm);
   }
+  if (perms.empty()) throw std::logic_error(fmt::format("permutation_equivariant_generated: no permutation of {} other than the identity in 50 draws", n));
   const double e = equivariance_gap(ctx, params, h, x, perms);
   return {e, fmt::format("n={} h={} d={}: max |layer(x[perm]) − layer(x)[perm]| (outputs and weights){} = {:.2e} over {} permutations", n, h,
                          d, ctx.precision == Precision::float64 ? "" : " over twice its error bound", e, perms.size())};
@@ -112,8 +114,8 @@ Measurement growth_case(const CheckContext& ctx, const Case& c) {
   return {g.c, fmt::format("pos={:.0e} d={} k={}: error {:.1e} (c = {:.2f})", pos, d, k, g.error, g.c)};
 }
 
-// Unit pairs: any width d ≤ 512 (odd too), a table of 1 to 2048 positions. Cos replaced by sin
-// breaks the first pair from position 1 on: the engine's largest case and the anchors meet it.
+// Unit pairs: any width d ≤ 512 (odd too; d = 1 has no pair, only the range), a table of 1 to 2048
+// positions. Cos replaced by sin breaks every pair at position 0 (sin 0 = 0): any d ≥ 2 meets it.
 std::vector<CaseTerm> unit_terms() { return {{"d", 1, 512, 1, {}}, {"positions", 1, 2048, 1, {}}}; }
 std::vector<std::vector<int>> unit_anchor_cases() { return {{16, 2048}, {15, 40}, {2, 3}}; }
 
@@ -122,7 +124,7 @@ Measurement unit_case(const CheckContext& ctx, const Case& c) {
   std::string where = "unit";
   double largest = 0;
   const double e = unit_pair_error(backends::positional_encoding_table(ctx.backend, n, d), d, where, largest);
-  Measurement m{e, fmt::format("d={}, {} positions: max |sin² + cos² − 1| and |‖PE‖²/(d/2) − 1| = {:.2e} ({}); max |PE| = {}", d, n, e, where,
+  Measurement m{e, fmt::format("d={}, {} positions: max |sin² + cos² − 1| (bounding |‖PE‖²/(d/2) − 1|) = {:.2e} ({}); max |PE| = {}", d, n, e, where,
                                largest)};
   return m.require(largest <= 1.0, fmt::format("an entry of the table has |PE| = {} > 1", largest));
 }
