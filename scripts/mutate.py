@@ -264,7 +264,7 @@ def main():
         print(f"baseline {name}: passed ({secs:.1f} s)", flush=True)
     # The commit is read before the run: one made in this checkout while the mutants run is not
     # what they ran against.
-    stamp = scratch / ".vl-commit"  # written by mutate-all.sh and mutate-sample.sh: the commit the copy holds
+    stamp = scratch / ".vl-commit"  # written by mutate-all.sh: the commit the copy holds (else this checkout's HEAD)
     commit = stamp.read_text().strip() if stamp.is_file() else subprocess.run(
         ["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", str(HERE), "status", "--porcelain", "--", "src", "verify", "specs", "reference_outputs", "CMakeLists.txt"],
