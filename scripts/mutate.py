@@ -154,6 +154,7 @@ def markdown(results, mutants, meta):
         f"Before this list's new tests ({', '.join(f'`{t}`' for t in sorted(NEW_TESTS)) or 'none'}): "
         f"{before} of {len(ran)} ({100.0 * before / max(1, len(ran)):.1f}%).",
         "",
+    ] + ([f"Runs: {meta['runs']}.", ""] if meta.get("runs") else []) + [
         "| mutant | file | change | verdict | killed by | s |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
@@ -188,6 +189,9 @@ def main():
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--markdown", help="write the table here (docs/pages/mutation.md)")
     ap.add_argument("--report-from", help="no run: write --markdown from an earlier run's --json (after arguing survivors in the list)")
+    ap.add_argument("--merge", nargs="*", default=[],
+                    help="with --report-from: later runs' --json whose results replace the earlier run's, mutant by mutant (the "
+                         "mutants re-run at a later commit, new ones); --json writes the merged run")
     ap.add_argument("--check-list", action="store_true",
                     help="no run: check that every mutant's 'find' occurs exactly once in its file of this checkout (ctest mutants_list_live)")
     a = ap.parse_args()
@@ -210,6 +214,26 @@ def main():
             fail(f"--report-from {a.report_from}: {e}")
         if not a.markdown:
             fail("--report-from needs --markdown OUT")
+        for later_file in a.merge:
+            try:
+                later = json.loads(Path(later_file).read_text())
+            except (OSError, ValueError) as e:
+                fail(f"--merge {later_file}: {e}")
+            redone = {r["id"]: r for r in later["results"]}
+            kept = [r for r in done["results"] if r["id"] not in redone]
+            m, lm = done["meta"], later["meta"]
+            done = {"results": kept + later["results"],
+                    "meta": {**m, "date": lm["date"], "not_run": m["not_run"] + lm["not_run"],
+                             "wall_min": m["wall_min"] + lm["wall_min"],
+                             "commit": f"{m['commit']} ({len(kept)} mutants), {lm['commit']} ({len(redone)}: re-run or new)",
+                             "runs": (m.get("runs", "") + f"; then at {lm['commit']}, {lm['date']}: "
+                                      + ", ".join(sorted(redone))).lstrip("; ")}}
+        listed = {m["id"] for m in load(a.list)}
+        unknown = sorted(r["id"] for r in done["results"] if r["id"] not in listed)
+        if unknown:
+            fail(f"--report-from: results for mutants not in {a.list}: {', '.join(unknown)}")
+        if a.json:
+            Path(a.json).write_text(json.dumps(done, indent=1) + "\n")
         Path(a.markdown).write_text(markdown(done["results"], load(a.list), done["meta"]))
         return 0
     if not a.scratch:
