@@ -222,12 +222,13 @@ def main():
             redone = {r["id"]: r for r in later["results"]}
             kept = [r for r in done["results"] if r["id"] not in redone]
             m, lm = done["meta"], later["meta"]
+            earlier_runs = m.get("runs") or f"{m['commit']}, {m['date']}: {len(done['results'])} mutants, {m['wall_min']:.0f} min"
             done = {"results": kept + later["results"],
-                    "meta": {**m, "date": lm["date"], "not_run": m["not_run"] + lm["not_run"],
+                    "meta": {**m, "date": max(m["date"], lm["date"]), "not_run": m["not_run"] + lm["not_run"],
                              "wall_min": m["wall_min"] + lm["wall_min"],
                              "commit": f"{m['commit']} ({len(kept)} mutants), {lm['commit']} ({len(redone)}: re-run or new)",
-                             "runs": (m.get("runs", "") + f"; then at {lm['commit']}, {lm['date']}: "
-                                      + ", ".join(sorted(redone))).lstrip("; ")}}
+                             "runs": f"{earlier_runs}; then {lm['commit']}, {lm['date']}: {len(redone)} mutants, {lm['wall_min']:.0f} min ("
+                                     + ", ".join(sorted(redone)) + ")"}}
         listed = {m["id"] for m in load(a.list)}
         unknown = sorted(r["id"] for r in done["results"] if r["id"] not in listed)
         if unknown:
