@@ -257,12 +257,14 @@ def linear_family(inputs, attrs, wanted):
     state = t(inputs["past_state"]).clone() if "past_state" in inputs else torch.zeros(b, hkv, dk, dv, dtype=q.dtype)
     o = torch.zeros(b, hq, n, dv, dtype=q.dtype)
     kv_head = torch.arange(hq) // (hq // hkv)
+    log_decay = t(inputs["log_decay"]) if gated else None
+    beta = t(inputs["beta"]) if delta else None
     for s in range(n):
         if gated:
-            state = state * torch.exp(t(inputs["log_decay"])[:, :, s, :]).unsqueeze(-1)
+            state = state * torch.exp(log_decay[:, :, s, :]).unsqueeze(-1)
         u = v[:, :, s, :]
         if delta:
-            u = t(inputs["beta"])[:, :, s, None] * (u - torch.einsum("bhkv,bhk->bhv", state, k[:, :, s, :]))
+            u = beta[:, :, s, None] * (u - torch.einsum("bhkv,bhk->bhv", state, k[:, :, s, :]))
         state = state + k[:, :, s, :, None] * u[:, :, None, :]
         o[:, :, s, :] = scale * torch.einsum("bhkv,bhk->bhv", state[:, kv_head], q[:, :, s, :])
     return {"o": as_numpy(o), "state": as_numpy(state)}
