@@ -95,4 +95,13 @@ AttentionGradients<T, 4> attention_backward(const xt::xtensor<T, 4>& q, const xt
   return g;
 }
 
+// Instantiated once, for float and double, in attention_backward.cpp: a file that calls them compiles none of
+// their bodies.
+extern template xt::xtensor<float, 2> softmax_rows_backward<float>(const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&);
+extern template AttentionGradients<float, 2> attention_backward_head<float>(const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&, float);
+extern template AttentionGradients<float, 4> attention_backward<float>(const xt::xtensor<float, 4>&, const xt::xtensor<float, 4>&, const xt::xtensor<float, 4>&, const xt::xtensor<float, 4>&, AttentionOptions<float>);
+extern template xt::xtensor<double, 2> softmax_rows_backward<double>(const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&);
+extern template AttentionGradients<double, 2> attention_backward_head<double>(const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&, double);
+extern template AttentionGradients<double, 4> attention_backward<double>(const xt::xtensor<double, 4>&, const xt::xtensor<double, 4>&, const xt::xtensor<double, 4>&, const xt::xtensor<double, 4>&, AttentionOptions<double>);
+
 }  // namespace vl

@@ -57,4 +57,14 @@ xt::xtensor<T, 3> shift_right(const xt::xtensor<T, 3>& target, const xt::xtensor
   return x;
 }
 
+// Instantiated once, for float and double with the usual steps, in decoder_layer.cpp: a file that calls
+// them compiles none of their bodies. Other steps (a negative control's broken one) instantiate
+// from the definitions above where they are used.
+extern template xt::xtensor<float, 3> decoder_layer<float, LayerSteps<float>>(const xt::xtensor<float, 3>&, const xt::xtensor<float, 3>&, const DecoderLayerParameters<float>&, std::size_t, const LayerOptions&, const MhaOptions<float>&, const MhaOptions<float>&);
+extern template xt::xtensor<float, 3> decoder_stack<float, LayerSteps<float>>(xt::xtensor<float, 3>, const xt::xtensor<float, 3>&, const std::vector<DecoderLayerParameters<float>>&, std::size_t, const LayerOptions&, const MhaOptions<float>&, const MhaOptions<float>&);
+extern template xt::xtensor<float, 3> shift_right<float>(const xt::xtensor<float, 3>&, const xt::xtensor<float, 1>&);
+extern template xt::xtensor<double, 3> decoder_layer<double, LayerSteps<double>>(const xt::xtensor<double, 3>&, const xt::xtensor<double, 3>&, const DecoderLayerParameters<double>&, std::size_t, const LayerOptions&, const MhaOptions<double>&, const MhaOptions<double>&);
+extern template xt::xtensor<double, 3> decoder_stack<double, LayerSteps<double>>(xt::xtensor<double, 3>, const xt::xtensor<double, 3>&, const std::vector<DecoderLayerParameters<double>>&, std::size_t, const LayerOptions&, const MhaOptions<double>&, const MhaOptions<double>&);
+extern template xt::xtensor<double, 3> shift_right<double>(const xt::xtensor<double, 3>&, const xt::xtensor<double, 1>&);
+
 }  // namespace vl

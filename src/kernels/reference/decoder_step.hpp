@@ -86,4 +86,10 @@ xt::xtensor<T, 3> decoder_layer_step(const xt::xtensor<T, 3>& x_t, const xt::xte
   return sublayer<T, Steps>(x, p.norm3, o, [&](const auto& in) { return feed_forward<T>(in, p.linear1, p.linear2, o.activation); });
 }
 
+// Instantiated once, for float and double with the usual steps, in decoder_step.cpp: a file that calls
+// them compiles none of their bodies. Other steps (a negative control's broken one) instantiate
+// from the definitions above where they are used.
+extern template xt::xtensor<float, 3> decoder_layer_step<float, StepSteps<float>>(const xt::xtensor<float, 3>&, const xt::xtensor<float, 3>&, const DecoderLayerParameters<float>&, std::size_t, const LayerOptions&, LayerCache<float>&, const MhaOptions<float>&);
+extern template xt::xtensor<double, 3> decoder_layer_step<double, StepSteps<double>>(const xt::xtensor<double, 3>&, const xt::xtensor<double, 3>&, const DecoderLayerParameters<double>&, std::size_t, const LayerOptions&, LayerCache<double>&, const MhaOptions<double>&);
+
 }  // namespace vl

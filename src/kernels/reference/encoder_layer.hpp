@@ -79,4 +79,12 @@ xt::xtensor<T, 3> encoder_stack(xt::xtensor<T, 3> x, const std::vector<EncoderLa
   return x;
 }
 
+// Instantiated once, for float and double with the usual steps, in encoder_layer.cpp: a file that calls
+// them compiles none of their bodies. Other steps (a negative control's broken one) instantiate
+// from the definitions above where they are used.
+extern template xt::xtensor<float, 3> encoder_layer<float, LayerSteps<float>>(const xt::xtensor<float, 3>&, const EncoderLayerParameters<float>&, std::size_t, const LayerOptions&, const MhaOptions<float>&);
+extern template xt::xtensor<float, 3> encoder_stack<float, LayerSteps<float>>(xt::xtensor<float, 3>, const std::vector<EncoderLayerParameters<float>>&, std::size_t, const LayerOptions&, const MhaOptions<float>&);
+extern template xt::xtensor<double, 3> encoder_layer<double, LayerSteps<double>>(const xt::xtensor<double, 3>&, const EncoderLayerParameters<double>&, std::size_t, const LayerOptions&, const MhaOptions<double>&);
+extern template xt::xtensor<double, 3> encoder_stack<double, LayerSteps<double>>(xt::xtensor<double, 3>, const std::vector<EncoderLayerParameters<double>>&, std::size_t, const LayerOptions&, const MhaOptions<double>&);
+
 }  // namespace vl

@@ -55,4 +55,11 @@ xt::xtensor<T, 3> feed_forward(const xt::xtensor<T, 3>& x, const LinearParameter
   return linear<T>(h, linear2, "linear2");
 }
 
+// Instantiated once, for float and double, in feed_forward.cpp: a file that calls them compiles none of
+// their bodies.
+extern template xt::xtensor<float, 3> linear<float>(const xt::xtensor<float, 3>&, const LinearParameters<float>&, const char*);
+extern template xt::xtensor<float, 3> feed_forward<float>(const xt::xtensor<float, 3>&, const LinearParameters<float>&, const LinearParameters<float>&, Activation);
+extern template xt::xtensor<double, 3> linear<double>(const xt::xtensor<double, 3>&, const LinearParameters<double>&, const char*);
+extern template xt::xtensor<double, 3> feed_forward<double>(const xt::xtensor<double, 3>&, const LinearParameters<double>&, const LinearParameters<double>&, Activation);
+
 }  // namespace vl

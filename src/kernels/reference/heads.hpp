@@ -53,4 +53,15 @@ xt::xtensor<T, 2> merge_heads_2d(const xt::xtensor<T, 4>& x) {
   return xt::reshape_view(m, std::array<std::size_t, 2>{m.shape(0) * m.shape(1), m.shape(2)});
 }
 
+// Instantiated once, for float and double, in heads.cpp: a file that calls them compiles none of
+// their bodies.
+extern template xt::xtensor<float, 4> split_heads<float>(const xt::xtensor<float, 3>&, std::size_t);
+extern template xt::xtensor<float, 3> merge_heads<float>(const xt::xtensor<float, 4>&);
+extern template xt::xtensor<float, 4> split_heads<float>(const xt::xtensor<float, 2>&, std::size_t);
+extern template xt::xtensor<float, 2> merge_heads_2d<float>(const xt::xtensor<float, 4>&);
+extern template xt::xtensor<double, 4> split_heads<double>(const xt::xtensor<double, 3>&, std::size_t);
+extern template xt::xtensor<double, 3> merge_heads<double>(const xt::xtensor<double, 4>&);
+extern template xt::xtensor<double, 4> split_heads<double>(const xt::xtensor<double, 2>&, std::size_t);
+extern template xt::xtensor<double, 2> merge_heads_2d<double>(const xt::xtensor<double, 4>&);
+
 }  // namespace vl

@@ -39,4 +39,9 @@ xt::xtensor<T, 3> layer_norm(const xt::xtensor<T, 3>& x, const LayerNormParamete
   return y;
 }
 
+// Instantiated once, for float and double, in layer_norm.cpp: a file that calls them compiles none of
+// their bodies.
+extern template xt::xtensor<float, 3> layer_norm<float>(const xt::xtensor<float, 3>&, const LayerNormParameters<float>&, double);
+extern template xt::xtensor<double, 3> layer_norm<double>(const xt::xtensor<double, 3>&, const LayerNormParameters<double>&, double);
+
 }  // namespace vl

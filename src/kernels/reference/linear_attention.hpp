@@ -125,4 +125,13 @@ xt::xtensor<T, 2> linear_attention_chunked(const xt::xtensor<T, 2>& pq, const xt
   return out;
 }
 
+// Instantiated once, for float and double, in linear_attention.cpp: a file that calls them compiles none of
+// their bodies.
+extern template xt::xtensor<float, 2> linear_attention_parallel<float>(const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&);
+extern template xt::xtensor<float, 2> linear_attention_recurrent<float>(const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&);
+extern template xt::xtensor<float, 2> linear_attention_chunked<float>(const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&, std::size_t);
+extern template xt::xtensor<double, 2> linear_attention_parallel<double>(const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&);
+extern template xt::xtensor<double, 2> linear_attention_recurrent<double>(const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&);
+extern template xt::xtensor<double, 2> linear_attention_chunked<double>(const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&, std::size_t);
+
 }  // namespace vl

@@ -273,4 +273,14 @@ FamilyHeadResult<T> family_chunked(UpdateRule rule, const FamilyHead<T>& h, T sc
   return r;
 }
 
+// Instantiated once, for float and double with the usual steps, in linear_family.cpp: a file that calls
+// them compiles none of their bodies. Other steps (a negative control's broken one) instantiate
+// from the definitions above where they are used.
+extern template FamilyHeadResult<float> family_recurrent<float, OnnxStep>(UpdateRule, const FamilyHead<float>&, float);
+extern template FamilyHeadResult<float> family_parallel<float>(UpdateRule, const FamilyHead<float>&, float);
+extern template FamilyHeadResult<float> family_chunked<float, UtTransform>(UpdateRule, const FamilyHead<float>&, float, std::size_t);
+extern template FamilyHeadResult<double> family_recurrent<double, OnnxStep>(UpdateRule, const FamilyHead<double>&, double);
+extern template FamilyHeadResult<double> family_parallel<double>(UpdateRule, const FamilyHead<double>&, double);
+extern template FamilyHeadResult<double> family_chunked<double, UtTransform>(UpdateRule, const FamilyHead<double>&, double, std::size_t);
+
 }  // namespace vl

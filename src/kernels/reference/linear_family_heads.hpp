@@ -78,4 +78,14 @@ FamilyResult<T> linear_family(const FamilyInputs<T>& in, const FamilyOptions& o)
   return r;
 }
 
+// Instantiated once, for float and double with the usual steps, in linear_family_heads.cpp: a file that calls
+// them compiles none of their bodies. Other steps (a negative control's broken one) instantiate
+// from the definitions above where they are used.
+extern template FamilyHead<float> family_head<float>(const FamilyInputs<float>&, UpdateRule, std::size_t, std::size_t, std::size_t);
+extern template void check_family_inputs<float>(const FamilyInputs<float>&, const FamilyOptions&);
+extern template FamilyResult<float> linear_family<float, OnnxStep, UtTransform>(const FamilyInputs<float>&, const FamilyOptions&);
+extern template FamilyHead<double> family_head<double>(const FamilyInputs<double>&, UpdateRule, std::size_t, std::size_t, std::size_t);
+extern template void check_family_inputs<double>(const FamilyInputs<double>&, const FamilyOptions&);
+extern template FamilyResult<double> linear_family<double, OnnxStep, UtTransform>(const FamilyInputs<double>&, const FamilyOptions&);
+
 }  // namespace vl

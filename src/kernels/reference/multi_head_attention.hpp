@@ -188,4 +188,11 @@ MhaResult<T, N> multi_head_self_attention(const xt::xtensor<T, N>& x, const MhaP
   return multi_head_attention<T>(x, x, x, p, num_heads, o);
 }
 
+// Instantiated once, for float and double, in multi_head_attention.cpp: a file that calls them compiles none of
+// their bodies.
+extern template MhaResult<float, 3> multi_head_attention<float>(const xt::xtensor<float, 3>&, const xt::xtensor<float, 3>&, const xt::xtensor<float, 3>&, const MhaParameters<float>&, std::size_t, const MhaOptions<float>&);
+extern template MhaResult<float, 2> multi_head_attention<float>(const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&, const xt::xtensor<float, 2>&, const MhaParameters<float>&, std::size_t, const MhaOptions<float>&);
+extern template MhaResult<double, 3> multi_head_attention<double>(const xt::xtensor<double, 3>&, const xt::xtensor<double, 3>&, const xt::xtensor<double, 3>&, const MhaParameters<double>&, std::size_t, const MhaOptions<double>&);
+extern template MhaResult<double, 2> multi_head_attention<double>(const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&, const xt::xtensor<double, 2>&, const MhaParameters<double>&, std::size_t, const MhaOptions<double>&);
+
 }  // namespace vl

@@ -97,4 +97,19 @@ inline std::vector<std::int64_t> inverse_permutation(const std::vector<std::int6
   return inv;
 }
 
+// Instantiated once, for float and double, in positional_encoding.cpp: a file that calls them compiles none of
+// their bodies.
+extern template xt::xtensor<float, 1> pe_frequencies<float>(std::size_t, float);
+extern template xt::xtensor<float, 2> positional_encoding_at<float>(const std::vector<float>&, std::size_t, float);
+extern template xt::xtensor<float, 2> positional_encoding<float>(std::size_t, std::size_t, float);
+extern template xt::xtensor<float, 2> pe_rotation<float>(float, float);
+extern template xt::xtensor<float, 1> pe_wavelengths<float>(std::size_t, float);
+extern template xt::xtensor<float, 2> permute_rows<float>(const xt::xtensor<float, 2>&, const std::vector<std::int64_t>&);
+extern template xt::xtensor<double, 1> pe_frequencies<double>(std::size_t, double);
+extern template xt::xtensor<double, 2> positional_encoding_at<double>(const std::vector<double>&, std::size_t, double);
+extern template xt::xtensor<double, 2> positional_encoding<double>(std::size_t, std::size_t, double);
+extern template xt::xtensor<double, 2> pe_rotation<double>(double, double);
+extern template xt::xtensor<double, 1> pe_wavelengths<double>(std::size_t, double);
+extern template xt::xtensor<double, 2> permute_rows<double>(const xt::xtensor<double, 2>&, const std::vector<std::int64_t>&);
+
 }  // namespace vl
