@@ -41,17 +41,6 @@ def exchange_dir():
     return tempfile.mkdtemp(prefix="vl-check-candidate-", dir=base)
 
 
-def audit_environment(exchange):
-    """The audit's environment: TMPDIR the exchange folder; OpenBLAS on one thread in the suite and
-    in the candidate unless the caller chose. ctest runs two tests at a time on two cores, and the
-    requests are small: an idle OpenBLAS thread spins (sched_yield) after each call, in both
-    processes, taking the core the other needs (measured on the NumPy adapter's audit: 20.0 CPU-s
-    with, 17.6 without). Verdicts do not depend on it: a correct result passes on any thread count."""
-    env = dict(os.environ, TMPDIR=exchange)
-    env.setdefault("OPENBLAS_NUM_THREADS", "1")
-    return env
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("lessons")
@@ -67,7 +56,7 @@ def main():
         try:
             run = subprocess.run([a.lessons, "audit", "--root", a.root, "--candidate", a.candidate, "--json", report,
                                   "--junit", junit], capture_output=True, text=True, timeout=300, cwd=a.root,
-                                 env=audit_environment(exchange))
+                                 env=dict(os.environ, TMPDIR=exchange))
             # ONNX Runtime keeps one session-id file per temporary folder (.ses: a timestamp and a
             # UUID), rewritten by each run rather than added to: not a leftover of this audit.
             left = sorted(f for f in os.listdir(exchange) if f != ".ses")
