@@ -64,13 +64,15 @@ def _dtype_of(inputs, attrs):
     return np.dtype(np.float64)
 
 
-# np.load parses each file's header with Python's tokenizer (numpy/lib/format.py filters format
-# 1.0 and 2.0 headers for Python 2's long-integer suffixes): ~0.15 ms a file, more than half of this
-# helper's time in a whole audit, which sends ~80,000 small arrays whose few distinct headers repeat.
-# So NumPy parses each distinct header once (its own reader, the same checks), and the data of every
-# file is read in one call into a writable buffer, as np.load gives it. Anything else (another
-# format version, an object dtype, a short file) goes to np.load, which reads it or says why not.
+# np.load (NumPy 1.24, Debian 12's) parses each file's header with Python's tokenizer: numpy/lib/format.py
+# filters format 1.0 and 2.0 headers for Python 2's long-integer suffixes. That is ~0.13 ms a file,
+# more than half of this helper's time in a whole audit, which sends ~80,000 small arrays whose few
+# distinct headers repeat. So NumPy's own header reader parses each distinct header once, and every
+# file's data is read in one call into a writable buffer: the same dtype, shape, order and values as
+# np.load's. Anything else (another format version, a zero-size or object dtype, a short file) goes
+# to np.load, which reads it or says why not. The table is bounded (one entry per distinct header).
 _HEADERS = {}  # the bytes from the version to the header's end -> (shape, fortran_order, dtype)
+_HEADERS_KEPT = 4096
 _HEADER_READERS = {1: (2, np.lib.format.read_array_header_1_0), 2: (4, np.lib.format.read_array_header_2_0)}
 
 
@@ -79,7 +81,7 @@ def load_npy(path):
     with open(path, "rb") as f:
         data = bytearray(os.fstat(f.fileno()).st_size)
         got = f.readinto(data)
-    major = data[6] if got == len(data) and len(data) > 8 and data[:6] == b"\x93NUMPY" else None
+    major = data[6] if got == len(data) and len(data) > 8 and data[:6] == b"\x93NUMPY" and data[7] == 0 else None
     if major in _HEADER_READERS:
         width, reader = _HEADER_READERS[major]
         end = 8 + width + int.from_bytes(data[8:8 + width], "little")
@@ -87,15 +89,19 @@ def load_npy(path):
         header = _HEADERS.get(key)
         if header is None and end <= len(data):
             try:
-                header = _HEADERS.setdefault(key, reader(io.BytesIO(key[2:])))
+                header = reader(io.BytesIO(key[2:]))
             except ValueError:  # np.load below says what is wrong with it
                 pass
+            else:
+                if len(_HEADERS) >= _HEADERS_KEPT:
+                    _HEADERS.clear()
+                _HEADERS[key] = header
         if header is not None:
             shape, fortran, dtype = header
             count = 1
             for n in shape:
                 count *= n
-            if not dtype.hasobject and len(data) - end >= count * dtype.itemsize:
+            if not dtype.hasobject and dtype.itemsize > 0 and len(data) - end >= count * dtype.itemsize:
                 flat = np.frombuffer(data, dtype=dtype, count=count, offset=end)
                 return flat.reshape(shape[::-1]).transpose() if fortran else flat.reshape(shape)
     return np.load(path, allow_pickle=False)

@@ -166,10 +166,11 @@ class SiteHelpers:
         return d
 
     def screenshot(self, page: Path, width: int):
-        """The page at this width, for a person to look at: its first screen (1000 px tall), or with
-        VL_DOCS_SCREENSHOTS=full the whole page, in tiles of at most 12000 px (Chromium's limit is
-        ~16k). ctest takes the first screens: the whole pages were half of docs_browser's time
-        (15 of 30 s on 2 cores: a 12000-px window lays out and paints the page once more)."""
+        """The page at this width, for a person to look at: its first screen (a window 1000 px tall),
+        or with VL_DOCS_SCREENSHOTS=full the whole page, in tiles of a window at most 12000 px tall
+        (Chromium's limit is ~16k). ctest takes the first screens: the whole pages were half of
+        docs_browser's time (15 of 30 s on 2 cores: a 12000-px window lays out and paints the page
+        once more)."""
         d = self.browser()
         # With Doxygen's navigation tree the text scrolls inside #doc-content, not the document.
         scroller = "(function () { var c = document.getElementById('doc-content');" \
@@ -177,15 +178,16 @@ class SiteHelpers:
         full = os.environ.get("VL_DOCS_SCREENSHOTS") == "full"
         tile = 12000 if full else 1000
         d.set_window_size(width, tile)
-        height = d.execute_script(f"return {scroller}.scrollHeight") if full else tile
+        view = d.execute_script("return window.innerHeight")  # the window less Chromium's own bars
+        height = d.execute_script(f"return {scroller}.scrollHeight") if full else view
         shots = build_dir() / "docs" / "screenshots"
         shots.mkdir(parents=True, exist_ok=True)
         for old in shots.glob(f"{page.stem}-{width}*.png"):
             old.unlink()
         paths = []
         tops = [0]
-        while tops[-1] + tile < height:  # a further tile only where the page goes on (200 px overlap)
-            tops.append(tops[-1] + tile - 200)
+        while tops[-1] + view < height:  # a further tile only where the page goes on (200 px overlap)
+            tops.append(tops[-1] + view - 200)
         for k, top in enumerate(tops):
             d.execute_script(f"{scroller}.scrollTop = arguments[0];", top)
             shot = shots / (f"{page.stem}-{width}.png" if k == 0 else f"{page.stem}-{width}-{k + 1}.png")

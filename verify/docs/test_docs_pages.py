@@ -8,8 +8,8 @@ verify/docs/test_docs_browser.py): after MathJax ran, no MathJax error and no ra
 comes once; at 390 px the navigation tree is gone, the text column takes most of the
 width, and the page itself never scrolls sideways (a wide formula, table or output scrolls in a
 box of its own). The site's other written pages (index, Related Pages, architecture, candidates,
-conformance, mutation) get the last check too. Screenshots of the whole page at both widths go to <build>/docs/screenshots/ (paths
-printed), to be looked at.
+conformance, mutation) get the last check too. Screenshots at both widths go to <build>/docs/screenshots/ (paths
+printed), to be looked at: each page's first screen, or with VL_DOCS_SCREENSHOTS=full the whole page.
 
     VL_DOCS_BUILD=build LESSONS=build/bin/lessons /usr/bin/python3 verify/docs/test_docs_pages.py
 

@@ -1,5 +1,5 @@
-// The exact attention backward: the one instantiation for float and double of the templates attention_backward.hpp
-// declares extern (the equations and shapes are there).
+// The exact attention backward, instantiated once for float and double: attention_backward.hpp declares these
+// extern, and holds the equations, the shapes and the definitions.
 #include "kernels/reference/attention_backward.hpp"
 
 namespace vl {

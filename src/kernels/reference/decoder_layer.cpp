@@ -1,5 +1,5 @@
-// The decoder layer and stack with the paper's steps: the one instantiation for float and double of the templates decoder_layer.hpp
-// declares extern (the equations and shapes are there).
+// The decoder layer and stack with the paper's steps, instantiated once for float and double: decoder_layer.hpp declares these
+// extern, and holds the equations, the shapes and the definitions.
 #include "kernels/reference/decoder_layer.hpp"
 
 namespace vl {

@@ -1,5 +1,5 @@
-// The cached decoder step: the one instantiation for float and double of the templates decoder_step.hpp
-// declares extern (the equations and shapes are there).
+// The cached decoder step, instantiated once for float and double: decoder_step.hpp declares these
+// extern, and holds the equations, the shapes and the definitions.
 #include "kernels/reference/decoder_step.hpp"
 
 namespace vl {

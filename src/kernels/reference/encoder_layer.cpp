@@ -1,5 +1,5 @@
-// The encoder layer and stack with the paper's steps: the one instantiation for float and double of the templates encoder_layer.hpp
-// declares extern (the equations and shapes are there).
+// The encoder layer and stack with the paper's steps, instantiated once for float and double: encoder_layer.hpp declares these
+// extern, and holds the equations, the shapes and the definitions.
 #include "kernels/reference/encoder_layer.hpp"
 
 namespace vl {

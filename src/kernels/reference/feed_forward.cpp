@@ -1,5 +1,5 @@
-// The position-wise feed-forward network: the one instantiation for float and double of the templates feed_forward.hpp
-// declares extern (the equations and shapes are there).
+// The position-wise feed-forward network, instantiated once for float and double: feed_forward.hpp declares these
+// extern, and holds the equations, the shapes and the definitions.
 #include "kernels/reference/feed_forward.hpp"
 
 namespace vl {

@@ -1,5 +1,5 @@
-// Splitting and merging heads: the one instantiation for float and double of the templates heads.hpp
-// declares extern (the equations and shapes are there).
+// Splitting and merging heads, instantiated once for float and double: heads.hpp declares these
+// extern, and holds the equations, the shapes and the definitions.
 #include "kernels/reference/heads.hpp"
 
 namespace vl {

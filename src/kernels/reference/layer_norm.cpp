@@ -1,5 +1,5 @@
-// Layer normalisation: the one instantiation for float and double of the templates layer_norm.hpp
-// declares extern (the equations and shapes are there).
+// Layer normalisation, instantiated once for float and double: layer_norm.hpp declares these
+// extern, and holds the equations, the shapes and the definitions.
 #include "kernels/reference/layer_norm.hpp"
 
 namespace vl {

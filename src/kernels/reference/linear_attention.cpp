@@ -1,5 +1,5 @@
-// Linear attention's three forms: the one instantiation for float and double of the templates linear_attention.hpp
-// declares extern (the equations and shapes are there).
+// Linear attention's three forms, instantiated once for float and double: linear_attention.hpp declares these
+// extern, and holds the equations, the shapes and the definitions.
 #include "kernels/reference/linear_attention.hpp"
 
 namespace vl {

@@ -1,5 +1,5 @@
-// The linear family's three forms on one head: the one instantiation for float and double of the templates linear_family.hpp
-// declares extern (the equations and shapes are there).
+// The linear family's three forms on one head, instantiated once for float and double: linear_family.hpp declares these
+// extern, and holds the equations, the shapes and the definitions.
 #include "kernels/reference/linear_family.hpp"
 
 namespace vl {

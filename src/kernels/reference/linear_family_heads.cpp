@@ -1,5 +1,5 @@
-// The linear family over batches and heads: the one instantiation for float and double of the templates linear_family_heads.hpp
-// declares extern (the equations and shapes are there).
+// The linear family over batches and heads, instantiated once for float and double: linear_family_heads.hpp declares these
+// extern, and holds the equations, the shapes and the definitions.
 #include "kernels/reference/linear_family_heads.hpp"
 
 namespace vl {

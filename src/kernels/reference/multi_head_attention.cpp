@@ -1,5 +1,5 @@
-// Multi-head attention: the one instantiation for float and double of the templates multi_head_attention.hpp
-// declares extern (the equations and shapes are there).
+// Multi-head attention, instantiated once for float and double: multi_head_attention.hpp declares these
+// extern, and holds the equations, the shapes and the definitions.
 #include "kernels/reference/multi_head_attention.hpp"
 
 namespace vl {

@@ -1,5 +1,5 @@
-// The sinusoidal positional encoding: the one instantiation for float and double of the templates positional_encoding.hpp
-// declares extern (the equations and shapes are there).
+// The sinusoidal positional encoding, instantiated once for float and double: positional_encoding.hpp declares these
+// extern, and holds the equations, the shapes and the definitions.
 #include "kernels/reference/positional_encoding.hpp"
 
 namespace vl {
