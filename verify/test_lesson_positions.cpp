@@ -1,7 +1,8 @@
 // Verification program of lesson positions (specs/positions.md): every claim with its negative
 // controls, the listing against its documented output and PyTorch's/NumPy's arrays,
-// traceability; direct cases of the encoding, the rotation and the permutation utility; the
-// broken tables of the negative controls; and the claims judged under the fused backend.
+// traceability; direct cases of the encoding, the rotation, the permutation utility and the
+// permutations other than the identity; the broken tables of the negative controls; and the claims
+// judged under the fused backend.
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "backends/registry.hpp"
 #include "kernels/reference/positional_encoding.hpp"
 #include "lesson_tests.hpp"
+#include "lessons/permutations.hpp"
 #include "lessons/positions/positions.hpp"
 #include "lessons/positions/positions_broken_backends.hpp"
 #include "numeric/torch_mha_init.hpp"
@@ -72,6 +74,29 @@ BOOST_AUTO_TEST_CASE(permutation_utility) {
   BOOST_TEST((back == x));
   BOOST_CHECK_THROW((vl::permute_rows(x, std::vector<std::int64_t>{0, 0, 1})), std::invalid_argument);
   BOOST_CHECK_THROW((vl::permute_rows(x, std::vector<std::int64_t>{0, 1})), std::invalid_argument);
+}
+
+// lessons/permutations.hpp: n = 2, where half of torch's draws are the identity; each draw kept is
+// the other order, and they are the draws in turn (the same generator, identities skipped). n = 1
+// has no other permutation: refused by name.
+BOOST_AUTO_TEST_CASE(permutations_other_than_the_identity) {
+  vl::torch_rng::Generator gen(7), again(7);
+  const auto perms = vl::lessons::non_identity_permutations(gen, 2, 20, "test");
+  BOOST_TEST(perms.size() == 20u);
+  std::size_t kept = 0, identities = 0;
+  while (kept < perms.size()) {
+    const auto p = vl::torch_rng::randperm(again, 2);
+    if (p == std::vector<std::int64_t>{0, 1}) {
+      ++identities;
+      continue;
+    }
+    BOOST_TEST((perms[kept++] == p));
+  }
+  for (const auto& p : perms) BOOST_TEST((p == std::vector<std::int64_t>{1, 0}));
+  BOOST_TEST(identities > 0u);  // the draws did hold identities to skip
+  vl::torch_rng::Generator one(1);
+  BOOST_CHECK_EXCEPTION(vl::lessons::non_identity_permutations(one, 1, 1, "a module of one token"), std::logic_error,
+                        [](const std::logic_error& e) { return std::string(e.what()).find("a module of one token") != std::string::npos; });
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -15,6 +15,7 @@
 #include "engine/generated_cases.hpp"
 #include "lessons/encoder_decoder/encoder_decoder.hpp"
 #include "lessons/encoder_decoder/layer_error_bound.hpp"
+#include "lessons/permutations.hpp"
 #include "lessons/rounded_parameters.hpp"
 #include "numeric/compare.hpp"
 #include "numeric/torch_transformer_init.hpp"
@@ -285,8 +286,7 @@ Measurement permutation_equivariance(const CheckContext& ctx) {
     const Tensor3& x = d.m.src;
     const std::size_t S = x.shape(1);
     torch_rng::Generator pg(5);
-    std::vector<std::int64_t> perm = torch_rng::randperm(pg, std::int64_t(S));
-    while (std::is_sorted(perm.begin(), perm.end())) perm = torch_rng::randperm(pg, std::int64_t(S));  // not the identity
+    const std::vector<std::int64_t> perm = non_identity_permutations(pg, std::int64_t(S), 1, "encoder-decoder.permutation-equivariance")[0];
     auto permuted = [&](const Tensor3& a) { return permuted_positions(a, perm); };
     const Tensor3 pe = xt::view(positional_encoding<double>(S, x.shape(2)), xt::newaxis(), xt::all(), xt::all()) * xt::ones<double>(x.shape());
     worst = worse(worst, encoder_equivariance_gap(ctx, d.m, x, perm));
@@ -330,8 +330,7 @@ Measurement permutation_equivariance_generated(const CheckContext& ctx) {
     const std::size_t S = c["S"];
     const Model m = case_model(c, c.data_seed(), S, 1).model;
     torch_rng::Generator pg(c.data_seed() + 2);
-    std::vector<std::int64_t> perm = torch_rng::randperm(pg, std::int64_t(S));
-    while (std::is_sorted(perm.begin(), perm.end())) perm = torch_rng::randperm(pg, std::int64_t(S));  // not the identity
+    const std::vector<std::int64_t> perm = non_identity_permutations(pg, std::int64_t(S), 1, "encoder-decoder.permutation-equivariance")[0];
     const double g = encoder_equivariance_gap(ctx, m, m.src, perm);
     return Measurement{g, fmt::format("S={}: without positions max |enc(x[perm]) − enc(x)[perm]|{} = {:.1e}", S,
                                       ctx.precision == Precision::float64 ? "" : ", layer by layer, over twice the layer's " + to_string(ctx.precision) + " bound",

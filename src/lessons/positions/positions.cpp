@@ -25,6 +25,7 @@
 #include "kernels/reference/multi_head_attention.hpp"
 #include "kernels/reference/positional_encoding.hpp"
 #include "lessons/mha_error_bound.hpp"
+#include "lessons/permutations.hpp"
 #include "lessons/rounded_parameters.hpp"
 #include "numeric/precision.hpp"
 #include "numeric/numpy_compare.hpp"
@@ -137,10 +138,7 @@ Drawn draw(const Module& m) {
   torch_rng::Generator gen(m.seed);
   Drawn r{torch_rng::mha_init<double>(gen, m.d, m.h), xt::view(torch_rng::randn<double>(gen, {1, m.n, m.d}), 0), {}};
   torch_rng::Generator pg(100 + m.seed);
-  for (int tries = 0; r.perms.size() < 3 && tries < 50; ++tries) {
-    auto perm = torch_rng::randperm(pg, std::int64_t(m.n));
-    if (!std::is_sorted(perm.begin(), perm.end())) r.perms.push_back(perm);
-  }
+  r.perms = non_identity_permutations(pg, std::int64_t(m.n), 3, "positions' modules");
   return r;
 }
 

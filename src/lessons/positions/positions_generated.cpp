@@ -24,6 +24,7 @@
 #include <xtensor/xview.hpp>
 
 #include "engine/generated_cases.hpp"
+#include "lessons/permutations.hpp"
 #include "kernels/reference/positional_encoding.hpp"
 #include "lessons/positions/positions.hpp"
 #include "numeric/compare.hpp"
@@ -88,12 +89,8 @@ Measurement equivariance_case(const CheckContext& ctx, const Case& c) {
     params.out_proj_bias = torch_rng::randn<double>(gen, {d});
   }
   const Matrix x = xt::view(torch_rng::randn<double>(gen, {1, n, d}), 0);
-  std::vector<std::vector<std::int64_t>> perms;
-  for (int tries = 0; perms.size() < std::size_t(c["perms"]) && tries < 50; ++tries) {
-    auto perm = torch_rng::randperm(gen, std::int64_t(n));
-    if (!std::is_sorted(perm.begin(), perm.end())) perms.push_back(perm);
-  }
-  if (perms.empty()) throw std::logic_error(fmt::format("permutation_equivariant_generated: no permutation of {} other than the identity in 50 draws", n));
+  const std::vector<std::vector<std::int64_t>> perms =
+      non_identity_permutations(gen, std::int64_t(n), std::size_t(c["perms"]), "permutation_equivariant_generated");
   const double e = equivariance_gap(ctx, params, h, x, perms);
   return {e, fmt::format("n={} h={} d={}: max |layer(x[perm]) − layer(x)[perm]| (outputs and weights){} = {:.2e} over {} permutations", n, h,
                          d, ctx.precision == Precision::float64 ? "" : " over twice its error bound", e, perms.size())};
