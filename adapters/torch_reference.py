@@ -256,17 +256,22 @@ def linear_family(inputs, attrs, wanted):
     scale = attrs.get("scale") or dk ** -0.5
     state = t(inputs["past_state"]).clone() if "past_state" in inputs else torch.zeros(b, hkv, dk, dv, dtype=q.dtype)
     o = torch.zeros(b, hq, n, dv, dtype=q.dtype)
-    kv_head = torch.arange(hq) // (hq // hkv)
-    log_decay = t(inputs["log_decay"]) if gated else None
-    beta = t(inputs["beta"]) if delta else None
+    group = hq // hkv  # query heads h·G … (h+1)·G − 1 read kv head h
+    # One token at a time, as the recurrence is written; the slices are views made once, and each
+    # product is one batched matmul over (B, Hkv): a loop of small tensors costs torch's dispatch
+    # per operation more than its arithmetic.
+    decays = torch.exp(t(inputs["log_decay"])).unsqueeze(-1).unbind(2) if gated else None  # (B, Hkv, d_k or 1, 1)
+    betas = t(inputs["beta"]).unsqueeze(-1).unbind(2) if delta else None                   # (B, Hkv, 1)
+    ks, vs = k.unbind(2), v.unbind(2)                                                        # (B, Hkv, d_k), (B, Hkv, d_v)
+    qs = q.reshape(b, hkv, group, n, dk).unbind(3)                                           # (B, Hkv, G, d_k)
     for s in range(n):
         if gated:
-            state = state * torch.exp(log_decay[:, :, s, :]).unsqueeze(-1)
-        u = v[:, :, s, :]
+            state = state * decays[s]
+        u = vs[s]
         if delta:
-            u = beta[:, :, s, None] * (u - torch.einsum("bhkv,bhk->bhv", state, k[:, :, s, :]))
-        state = state + k[:, :, s, :, None] * u[:, :, None, :]
-        o[:, :, s, :] = scale * torch.einsum("bhkv,bhk->bhv", state[:, kv_head], q[:, :, s, :])
+            u = betas[s] * (u - (ks[s].unsqueeze(-2) @ state).squeeze(-2))
+        state = state + ks[s].unsqueeze(-1) * u.unsqueeze(-2)
+        o[:, :, s, :] = (scale * (qs[s] @ state)).reshape(b, hq, dv)
     return {"o": as_numpy(o), "state": as_numpy(state)}
 
 
