@@ -21,6 +21,7 @@ only: print() in an adapter goes to stderr.
 """
 import io
 import json
+import math
 import os
 import sys
 import traceback
@@ -81,7 +82,8 @@ def load_npy(path):
     with open(path, "rb") as f:
         data = bytearray(os.fstat(f.fileno()).st_size)
         got = f.readinto(data)
-    major = data[6] if got == len(data) and len(data) > 8 and data[:6] == b"\x93NUMPY" and data[7] == 0 else None
+    npy = got == len(data) and len(data) > 8 and data[:6] == np.lib.format.MAGIC_PREFIX and data[7] == 0
+    major = data[6] if npy else None
     if major in _HEADER_READERS:
         width, reader = _HEADER_READERS[major]
         end = 8 + width + int.from_bytes(data[8:8 + width], "little")
@@ -98,9 +100,7 @@ def load_npy(path):
                 _HEADERS[key] = header
         if header is not None:
             shape, fortran, dtype = header
-            count = 1
-            for n in shape:
-                count *= n
+            count = math.prod(shape)
             if not dtype.hasobject and dtype.itemsize > 0 and len(data) - end >= count * dtype.itemsize:
                 flat = np.frombuffer(data, dtype=dtype, count=count, offset=end)
                 return flat.reshape(shape[::-1]).transpose() if fortran else flat.reshape(shape)

@@ -19,13 +19,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <stdexcept>
 
 #include <xtensor/xview.hpp>
 
 #include "engine/generated_cases.hpp"
-#include "lessons/permutations.hpp"
 #include "kernels/reference/positional_encoding.hpp"
+#include "lessons/permutations.hpp"
 #include "lessons/positions/positions.hpp"
 #include "numeric/compare.hpp"
 #include "numeric/torch_mha_init.hpp"
