@@ -48,6 +48,9 @@ class DocsPages(SiteHelpers, unittest.TestCase):
                     ".map(e => e.textContent).concat(Array.from(document.querySelectorAll('.MathJax span'))"
                     ".filter(e => e.style && e.style.color === 'red').map(e => 'red: ' + e.textContent));")
                 self.assertEqual(errors, [], f"{page.name}: MathJax errors")
+                # No "Typesetting math: N%" box over the text while it typesets (docs/mathjax_config.js).
+                self.assertEqual(d.execute_script("return MathJax.Hub.config.messageStyle;"), "none",
+                                 f"{page.name}: MathJax shows its progress box")
                 # (Program output is shown verbatim as evidence: check details, code, output lines.)
                 prose = d.execute_script(
                     "var out = [];"
