@@ -116,7 +116,7 @@ void BM_attention_fused_batched_blas(benchmark::State& s) { fused<float>(s, fals
 // 4·n²·d = 10·n²·d flops (five n × n × d products: S, dP, dV, dK, dQ), half of it causal, which
 // is also what our kernel computes (fused_attention_backward.hpp).
 template <class T>
-void fused_backward(benchmark::State& state, bool causal, std::size_t threads) {
+void fused_backward(benchmark::State& state, bool causal, std::size_t threads, bool blocks = false) {
   const std::size_t n = state.range(0);
   std::mt19937_64 g(1);
   std::normal_distribution<double> nd;
@@ -127,6 +127,10 @@ void fused_backward(benchmark::State& state, bool causal, std::size_t threads) {
   o.causal = causal;
   vl::FusedConfig cfg;
   cfg.threads = threads;
+  if (blocks) {  // (n, block_q, block_k): the block sizes' tuning
+    cfg.block_q = state.range(1);
+    cfg.block_k = state.range(2);
+  }
   const auto saved = vl::fused_attention_saved<T>(q, k, v, o, cfg);
   vl::FusedStats stats;
   for (auto _ : state) benchmark::DoNotOptimize(vl::fused_attention_backward<T>(q, k, v, saved, d_out, o, cfg, &stats).dq.data());
@@ -138,6 +142,7 @@ void BM_attention_fused_backward(benchmark::State& s) { fused_backward<float>(s,
 void BM_attention_fused_backward_1thread(benchmark::State& s) { fused_backward<float>(s, false, 1); }
 void BM_attention_fused_backward_causal(benchmark::State& s) { fused_backward<float>(s, true, 0); }
 void BM_attention_fused_backward_f64(benchmark::State& s) { fused_backward<double>(s, false, 0); }
+void BM_attention_fused_backward_blocks(benchmark::State& s) { fused_backward<float>(s, false, 0, true); }
 
 // Causal linear attention, chunked form (chunk 64), φ = elu + 1 applied outside the timing.
 void BM_linear_chunked_xtensor(benchmark::State& state) {
@@ -205,6 +210,9 @@ BENCHMARK(BM_attention_fused_avx512)->Arg(4096)->Unit(benchmark::kMillisecond)->
 BENCHMARK(BM_attention_fused_batched)->Arg(1024)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_fused_batched_blas)->Arg(1024)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_fused_backward)->RangeMultiplier(2)->Range(1024, 4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_backward_blocks)
+    ->ArgsProduct({{1024, 4096}, {64, 128}, {64, 128, 256}})
+    ->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_fused_backward_1thread)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_fused_backward_causal)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_fused_backward_f64)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
