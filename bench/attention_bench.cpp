@@ -84,19 +84,25 @@ void fused(benchmark::State& state, bool causal, std::size_t threads, int produc
 }
 // Block sizes (n, block_q, block_k), one thread (or `threads`): the tuning of the defaults.
 template <class T>
-void fused_blocks(benchmark::State& state, std::size_t threads = 1) {
+void fused_blocks(benchmark::State& state, std::size_t threads = 1, std::optional<vl::VectorPath> path = {}) {
   const std::size_t n = state.range(0);
   const auto q = normal<T>(n, kD, 1), k = normal<T>(n, kD, 2), v = normal<T>(n, kD, 3);
   vl::FusedConfig cfg;
   cfg.block_q = state.range(1);
   cfg.block_k = state.range(2);
   cfg.threads = threads;
+  cfg.path = path;
+  if (path && !vl::cpu_runs(*path)) {
+    state.SkipWithError("this CPU cannot run that vector path");
+    return;
+  }
   for (auto _ : state) benchmark::DoNotOptimize(vl::fused_attention<T>(q, k, v, {}, cfg).data());
   set_rate(state, 4.0 * n * n * kD);
 }
 void BM_attention_fused_blocks(benchmark::State& s) { fused_blocks<float>(s); }
 void BM_attention_fused_blocks_f64(benchmark::State& s) { fused_blocks<double>(s); }
 void BM_attention_fused_blocks_2threads(benchmark::State& s) { fused_blocks<float>(s, 2); }
+void BM_attention_fused_blocks_2threads_avx2(benchmark::State& s) { fused_blocks<float>(s, 2, vl::VectorPath::avx2); }
 void BM_attention_fused(benchmark::State& s) { fused<float>(s, false, 0); }
 void BM_attention_fused_1thread(benchmark::State& s) { fused<float>(s, false, 1); }
 void BM_attention_fused_causal(benchmark::State& s) { fused<float>(s, true, 0); }
@@ -194,6 +200,10 @@ BENCHMARK(BM_attention_fused_blocks)
     ->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_fused_blocks_2threads)
     ->ArgsProduct({{1024, 2048, 4096}, {32, 64, 128, 256}, {32, 64, 128, 256}})
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_blocks_2threads_avx2)
+    ->ArgsProduct({{1024, 4096}, {64, 128}, {64, 128, 256}})
     ->Unit(benchmark::kMillisecond)
     ->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_fused_blocks_f64)
