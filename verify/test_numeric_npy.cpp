@@ -304,6 +304,31 @@ BOOST_AUTO_TEST_CASE(failure_leaves_no_file) {
   BOOST_TEST(dir.entries() == 1u);
 }
 
+// Write::new_file: the same bytes as the atomic write, no temporary; never into an existing file.
+BOOST_AUTO_TEST_CASE(new_file_writes_in_place_and_never_over_a_file) {
+  TempDir dir;
+  xt::xarray<double> m23 = xt::adapt(kM23, std::vector<std::size_t>{2, 3});
+  vl::npy::save(dir.path / "f8.npy", m23, vl::npy::Write::new_file);
+  BOOST_TEST(bytes_of(dir.path / "f8.npy") == bytes_of(fixture("numpy_written_f8.npy")));
+  xt::xarray<bool> b = {true, false, true};
+  vl::npy::save(dir.path / "b1.npy", b, vl::npy::Write::new_file);
+  BOOST_TEST(bytes_of(dir.path / "b1.npy") == bytes_of(fixture("numpy_written_b1.npy")));
+  vl::npy::save_float16(dir.path / "h.npy", xt::xarray<double>{0.5, -2.0}, vl::npy::Write::new_file);
+  BOOST_TEST(vl::npy::load(dir.path / "h.npy").values == (std::vector<double>{0.5, -2.0}), boost::test_tools::per_element());
+  BOOST_TEST(dir.entries() == 3u);
+
+  const std::string before = bytes_of(dir.path / "f8.npy");
+  try {
+    vl::npy::save(dir.path / "f8.npy", xt::xarray<float>{1.0f}, vl::npy::Write::new_file);
+    BOOST_ERROR("no error writing a new file over an existing one");
+  } catch (const vl::InputError& e) {
+    BOOST_TEST(std::string(e.what()).find("f8.npy") != std::string::npos, e.what());
+    BOOST_TEST(std::string(e.what()).find("cannot create it") != std::string::npos, e.what());
+  }
+  BOOST_TEST(bytes_of(dir.path / "f8.npy") == before);  // untouched
+  BOOST_TEST(dir.entries() == 3u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // read_info and load_exact: the header alone, and float files straight into their own type.
@@ -349,6 +374,30 @@ BOOST_AUTO_TEST_CASE(load_exact_refuses_another_dtype) {
   check_error("load_exact<double>", [](const fs::path& p) { vl::npy::load_exact<double>(p); }, "f4_c.npy", "dtype float32, float64 expected");
   check_error("load_exact<float>", [](const fs::path& p) { vl::npy::load_exact<float>(p); }, "f8_c.npy", "dtype float64, float32 expected");
   check_error("load_exact<float>", [](const fs::path& p) { vl::npy::load_exact<float>(p); }, "i1.npy", "dtype int8, float32 expected");
+}
+
+// The caller's check sees the header's dtype and shape before the data is read; what it throws
+// reaches the caller as it was thrown.
+BOOST_AUTO_TEST_CASE(the_check_sees_the_header_first) {
+  struct Refused {
+    std::string dtype;
+  };
+  std::vector<std::string> seen;
+  const vl::npy::InfoCheck record = [&](const vl::npy::Info& i) { seen.push_back(i.dtype + " rank " + std::to_string(i.shape.size())); };
+  const xt::xarray<double> d = vl::npy::load_exact<double>(fixture("f8_fortran.npy"), record);
+  BOOST_TEST(d(1, 0) == 0.25);
+  BOOST_TEST(vl::npy::load(fixture("i4_fortran_3d.npy"), record).values.size() == vl::npy::load(fixture("i4_fortran_3d.npy")).values.size());
+  BOOST_TEST(seen == (std::vector<std::string>{"float64 rank 2", "int32 rank 3"}), boost::test_tools::per_element());
+  const vl::npy::InfoCheck refuse = [](const vl::npy::Info& i) { throw Refused{i.dtype}; };
+  try {
+    vl::npy::load_exact<float>(fixture("f8_c.npy"), refuse);  // refused before load_exact's own dtype error
+    BOOST_ERROR("the check's exception did not reach the caller");
+  } catch (const Refused& r) {
+    BOOST_TEST(r.dtype == "float64");
+  }
+  BOOST_CHECK_THROW(vl::npy::load(fixture("f4_c.npy"), refuse), Refused);
+  // A file that is not a .npy fails before the check runs.
+  check_error("load with a check", [&](const fs::path& p) { vl::npy::load(p, refuse); }, "bad_magic.npy", "bad magic");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -58,12 +58,15 @@ class CandidateBackend::Request {
   template <class T>
   void input(const std::string& name, const xt::xarray<T>& a) {
     const auto path = dir_ / (name + ".npy");
+    // Written in place (no temporary, no rename): the folder is this request's, new, and the
+    // candidate reads nothing of it before the request is sent.
+    constexpr auto how = npy::Write::new_file;
     if constexpr (std::is_same_v<T, float>) {  // in the wire precision: exact for what InPrecision rounded, else rounded here once
-      if (wire_ == Precision::float16) npy::save_float16(path, xt::xarray<double>(xt::cast<double>(a)));
-      else if (wire_ == Precision::bfloat16) npy::save_bfloat16_bits(path, xt::xarray<double>(xt::cast<double>(a)));
-      else npy::save(path, a);
+      if (wire_ == Precision::float16) npy::save_float16(path, xt::xarray<double>(xt::cast<double>(a)), how);
+      else if (wire_ == Precision::bfloat16) npy::save_bfloat16_bits(path, xt::xarray<double>(xt::cast<double>(a)), how);
+      else npy::save(path, a, how);
     } else {
-      npy::save(path, a);
+      npy::save(path, a, how);
     }
     inputs_[name] = path.string();
     if constexpr (!std::is_same_v<T, bool>) precision<T>();  // the arrays say it too
@@ -128,29 +131,32 @@ class CandidateBackend::Request {
 
   /// The output `name`, which must be a .npy file of T's dtype and rank N (its shape is the
   /// operation's to check: check_shapes).
+  /// The file is opened once: its dtype and rank are checked from the header (`check`), before
+  /// its data is read.
   template <class T, std::size_t N>
   xt::xtensor<T, N> result(const std::string& name) {
     const std::filesystem::path path = outputs_.at(name).get<std::string>();
-    if (!std::filesystem::exists(path)) throw CandidateError(fmt::format("{}: output '{}' was not written ({})", where(), name, path.string()));
-    npy::Info info;
+    const npy::InfoCheck check = [&](const npy::Info& info) {
+      if (info.dtype != npy_dtype<T>(wire_))
+        throw CandidateError(fmt::format("{}: output '{}' is {}; the inputs are {}{}", where(), name, info.dtype, npy_dtype<T>(wire_),
+                                         wire_ == Precision::bfloat16 ? " (bfloat16's bits)" : ""));
+      if (info.shape.size() != N)
+        throw CandidateError(fmt::format("{}: output '{}' has shape {}; the operation defines a {}-dimensional array", where(), name,
+                                         shape_text(info.shape), N));
+    };
     try {
-      info = npy::read_info(path);
+      if (std::is_same_v<T, float> && (wire_ == Precision::float16 || wire_ == Precision::bfloat16)) {
+        npy::Array a = npy::load(path, check);  // float16 values, or bfloat16's bits: each exact as a float
+        if (wire_ == Precision::bfloat16)
+          for (double& x : a.values) x = bfloat16_value(static_cast<std::uint16_t>(x));
+        return npy::to_xarray<T>(a);
+      }
+      return npy::load_exact<T>(path, check);
     } catch (const InputError& e) {
+      std::error_code ec;
+      if (!std::filesystem::exists(path, ec)) throw CandidateError(fmt::format("{}: output '{}' was not written ({})", where(), name, path.string()));
       throw CandidateError(fmt::format("{}: output '{}' is not a readable .npy: {}", where(), name, e.what()));
     }
-    if (info.dtype != npy_dtype<T>(wire_))
-      throw CandidateError(fmt::format("{}: output '{}' is {}; the inputs are {}{}", where(), name, info.dtype, npy_dtype<T>(wire_),
-                                       wire_ == Precision::bfloat16 ? " (bfloat16's bits)" : ""));
-    if (info.shape.size() != N)
-      throw CandidateError(fmt::format("{}: output '{}' has shape {}; the operation defines a {}-dimensional array", where(), name,
-                                       shape_text(info.shape), N));
-    if (std::is_same_v<T, float> && (wire_ == Precision::float16 || wire_ == Precision::bfloat16)) {
-      npy::Array a = npy::load(path);  // float16 values, or bfloat16's bits: each exact as a float
-      if (wire_ == Precision::bfloat16)
-        for (double& x : a.values) x = bfloat16_value(static_cast<std::uint16_t>(x));
-      return npy::to_xarray<T>(a);
-    }
-    return npy::load_exact<T>(path);
   }
 
   /// Throws CandidateError at the first output whose shape is not the one the operation defines.

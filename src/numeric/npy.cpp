@@ -270,8 +270,9 @@ void widen(const unsigned char* p, std::size_t count, double* out) {
 // The file opened for reading, and its size; or a failure naming it.
 std::ifstream open_for_reading(const std::filesystem::path& path, std::size_t& size) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) fail(path, "no such file");
-  if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, not a .npy file");
+  const auto status = std::filesystem::status(path, ec);  // one stat for both questions
+  if (!std::filesystem::exists(status)) fail(path, "no such file");
+  if (std::filesystem::is_directory(status)) fail(path, "is a directory, not a .npy file");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) fail(path, "cannot open for reading");
   const std::streamoff end = in.tellg();  // the size from the end position
@@ -329,15 +330,18 @@ void append_little_endian(std::string& out, T v) {
   out.append(reinterpret_cast<const char*>(b), sizeof(T));
 }
 
-// Writes the concatenation of `parts` to `path` through a temporary file in the same directory
-// and a rename (the parts one after the other: an array's buffer need not be copied behind its
-// header first).
-void write_atomically(const std::filesystem::path& path, std::initializer_list<std::string_view> parts) {
+// Writes the concatenation of `parts` to `path` as `how` says: through a temporary file in the
+// same directory and a rename, or straight into a file created new ("x": O_EXCL, so an existing
+// file is never written into). The parts go one after the other: an array's buffer need not be
+// copied behind its header first.
+void write_file(const std::filesystem::path& path, std::initializer_list<std::string_view> parts, Write how) {
   static std::atomic<unsigned> counter{0};
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const bool in_place = how == Write::new_file;
   const std::filesystem::path tmp =
-      dir / fmt::format(".{}.tmp.{}.{}", path.filename().string(), ::getpid(), counter++);
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+      in_place ? path : dir / fmt::format(".{}.tmp.{}.{}", path.filename().string(), ::getpid(), counter++);
+  std::FILE* f = std::fopen(tmp.c_str(), in_place ? "wbx" : "wb");
+  if (!f && in_place) fail(path, fmt::format("cannot write: cannot create it ({})", std::strerror(errno)));
   if (!f) fail(path, fmt::format("cannot write: cannot create a temporary file in '{}' ({})", dir.string(), std::strerror(errno)));
   bool ok = true;
   for (const std::string_view part : parts)
@@ -347,8 +351,10 @@ void write_atomically(const std::filesystem::path& path, std::initializer_list<s
   std::error_code ec;
   if (!ok) {
     std::filesystem::remove(tmp, ec);
-    fail(path, "cannot write: write error (disk full?); the file was not changed");
+    fail(path, in_place ? "cannot write: write error (disk full?); the partial file was removed"
+                        : "cannot write: write error (disk full?); the file was not changed");
   }
+  if (in_place) return;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
     std::error_code ignore;
@@ -461,9 +467,12 @@ bool is_plain(const Layout& l, char kind, std::size_t size) {
 
 }  // namespace
 
-Array load(const std::filesystem::path& path) {
+Array load(const std::filesystem::path& path) { return load(path, [](const Info&) {}); }
+
+Array load(const std::filesystem::path& path, const InfoCheck& check) {
   const std::vector<unsigned char> bytes = read_file(path);
   const Layout l = parse_layout(path, bytes, bytes.size());
+  check(Info{l.dtype.name, l.header.shape});
   Array a{l.dtype.name, l.header.shape, std::vector<double>(l.count)};
   const unsigned char* data = bytes.data() + l.data_offset;
   // Native-order floats in C order, the usual case: the same values as decode(), in loops the
@@ -517,11 +526,12 @@ namespace {
 // template of external linkage capturing an internal type is what -Wsubobject-linkage warns of
 // when this file is compiled inside a unity translation unit).
 template <class T>
-xt::xarray<T> read_exact(const std::filesystem::path& path) {
+xt::xarray<T> read_exact(const std::filesystem::path& path, const InfoCheck& check) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   const char* want = std::is_same_v<T, float> ? "float32" : "float64";
   OpenNpy f = open_layout(path);
   const Layout& l = f.layout;
+  check(Info{l.dtype.name, l.header.shape});
   if (l.dtype.name != want) fail(path, fmt::format("dtype {}, {} expected", l.dtype.name, want));
   xt::xarray<T> out = xt::xarray<T>::from_shape(l.header.shape);
   if (l.count == 0) return out;  // an empty array's data() may be null
@@ -544,10 +554,16 @@ xt::xarray<T> read_exact(const std::filesystem::path& path) {
 
 template <class T>
 xt::xarray<T> load_exact(const std::filesystem::path& path) {
-  return read_exact<T>(path);
+  return read_exact<T>(path, [](const Info&) {});
+}
+template <class T>
+xt::xarray<T> load_exact(const std::filesystem::path& path, const InfoCheck& check) {
+  return read_exact<T>(path, check);
 }
 template xt::xarray<float> load_exact<float>(const std::filesystem::path&);
 template xt::xarray<double> load_exact<double>(const std::filesystem::path&);
+template xt::xarray<float> load_exact<float>(const std::filesystem::path&, const InfoCheck&);
+template xt::xarray<double> load_exact<double>(const std::filesystem::path&, const InfoCheck&);
 
 xt::xarray<double> load_double(const std::filesystem::path& path) { return to_xarray<double>(load(path)); }
 xt::xarray<float> load_float(const std::filesystem::path& path) { return to_xarray<float>(load(path)); }
@@ -557,46 +573,48 @@ namespace {
 // A float array's file: the header, then the elements little-endian: on a little-endian machine
 // the array's buffer as it is (written from where it lies), else element by element.
 template <class T>
-void save_floats(const std::filesystem::path& path, const char* descr, const xt::xarray<T>& a) {
+void save_floats(const std::filesystem::path& path, const char* descr, const xt::xarray<T>& a, Write how) {
   const std::string header = header_bytes(descr, shape_of(a));
   if constexpr (std::endian::native == std::endian::little) {
-    write_atomically(path, {header, std::string_view(reinterpret_cast<const char*>(a.data()), a.size() * sizeof(T))});
+    write_file(path, {header, std::string_view(reinterpret_cast<const char*>(a.data()), a.size() * sizeof(T))}, how);
   } else {
     std::string data;
     data.reserve(a.size() * sizeof(T));
     for (T v : a) append_little_endian(data, v);
-    write_atomically(path, {header, data});
+    write_file(path, {header, data}, how);
   }
 }
 }  // namespace
 
-void save(const std::filesystem::path& path, const xt::xarray<double>& a) { save_floats(path, "<f8", a); }
-void save(const std::filesystem::path& path, const xt::xarray<float>& a) { save_floats(path, "<f4", a); }
+void save(const std::filesystem::path& path, const xt::xarray<double>& a, Write how) { save_floats(path, "<f8", a, how); }
+void save(const std::filesystem::path& path, const xt::xarray<float>& a, Write how) { save_floats(path, "<f4", a, how); }
 
 namespace {
 // A 16-bit array's file: each value's 16 bits (bits_of), little-endian.
 template <class BitsOf>
-void save_16_bits(const std::filesystem::path& path, const char* descr, const xt::xarray<double>& a, BitsOf bits_of) {
+void save_16_bits(const std::filesystem::path& path, const char* descr, const xt::xarray<double>& a, BitsOf bits_of, Write how) {
   std::string out = header_bytes(descr, shape_of(a));
   for (double v : a) {
     const std::uint16_t b = bits_of(v);
     out += static_cast<char>(b & 0xff);
     out += static_cast<char>(b >> 8);
   }
-  write_atomically(path, {out});
+  write_file(path, {out}, how);
 }
 }  // namespace
 
-void save_float16(const std::filesystem::path& path, const xt::xarray<double>& a) { save_16_bits(path, "<f2", a, double_to_half); }
-void save_bfloat16_bits(const std::filesystem::path& path, const xt::xarray<double>& a) {
-  save_16_bits(path, "<u2", a, bfloat16_bits);
+void save_float16(const std::filesystem::path& path, const xt::xarray<double>& a, Write how) {
+  save_16_bits(path, "<f2", a, double_to_half, how);
+}
+void save_bfloat16_bits(const std::filesystem::path& path, const xt::xarray<double>& a, Write how) {
+  save_16_bits(path, "<u2", a, bfloat16_bits, how);
 }
 
 
-void save(const std::filesystem::path& path, const xt::xarray<bool>& a) {
+void save(const std::filesystem::path& path, const xt::xarray<bool>& a, Write how) {
   std::string out = header_bytes("|b1", shape_of(a));
   for (bool v : a) out += v ? '\1' : '\0';
-  write_atomically(path, {out});
+  write_file(path, {out}, how);
 }
 
 }  // namespace vl::npy
