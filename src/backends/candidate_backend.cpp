@@ -1,6 +1,8 @@
 // Backend `candidate` (candidate_backend.hpp): each operation is one vl-candidate/1 request.
 #include "backends/candidate_backend.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -46,11 +48,15 @@ class CandidateBackend::Request {
     std::lock_guard lock(b_.mutex_);
     id_ = b_.next_id_++;
     dir_ = b_.dir_ / fmt::format("r{}", id_);
-    std::filesystem::create_directories(dir_);
+    std::filesystem::create_directory(dir_);  // under ours, which exists
   }
+  // The files it named go one by one, then the folder; one the candidate left more in goes whole
+  // (remove_all's listing of the folder, the rest of the time not needed).
   ~Request() {
     std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
+    for (const json* files : {&inputs_, &outputs_})
+      for (const auto& [name, path] : files->items()) std::filesystem::remove(path.get<std::string>(), ec);
+    if (::rmdir(dir_.c_str()) != 0) std::filesystem::remove_all(dir_, ec);
   }
   Request(const Request&) = delete;
   Request& operator=(const Request&) = delete;
