@@ -13,6 +13,8 @@ garbage      replies a line that is not JSON at request N
 wrong-id     replies with id + 1000 at request N
 wrong-shape  writes an output with one row too many at request N
 wrong-dtype  writes an output as float32 when the inputs are float64 at request N
+litter       also writes a file of its own (and a folder with a file in it) into request N's folder,
+             and at request N + 1 replies an error if that folder is still there
 no-hello     never answers the hello
 Requests other than N are served by the NumPy reference adapter.
 """
@@ -39,6 +41,7 @@ def main():
         first_run = not os.path.exists(mark)
         open(mark, "w").close()
     seen = 0
+    littered = None
     for line in sys.stdin:
         req = json.loads(line)
         if req["op"] == "hello":
@@ -48,6 +51,9 @@ def main():
             continue
         seen += 1
         reply = {"id": req["id"], "ok": True}
+        if mode == "litter" and seen == n + 1 and os.path.exists(littered):
+            print(json.dumps({"id": req["id"], "ok": False, "error": f"request {n}'s folder {littered} is still there"}), flush=True)
+            continue
         inputs = {k: np.load(p) for k, p in req["inputs"].items()}
         out = OPS[req["op"]](inputs, req["attrs"], set(req["outputs"]))
         dtype = next((a.dtype for a in inputs.values() if a.dtype.kind == "f"), np.float64)
@@ -73,6 +79,11 @@ def main():
                 np.save(path, np.concatenate([a, a[:1]], axis=0))
             if mode == "wrong-dtype":
                 np.save(path, np.asarray(out[name], dtype=np.float32))
+            if mode == "litter":
+                folder = littered = os.path.dirname(path)
+                open(os.path.join(folder, "scratch.txt"), "w").write("mine\n")
+                os.makedirs(os.path.join(folder, "cache"))
+                open(os.path.join(folder, "cache", "entry"), "w").write("mine\n")
         print(json.dumps(reply), flush=True)
 
 

@@ -85,6 +85,15 @@ class CandidateErrors(unittest.TestCase):
         self.assertIn("for the second time: not restarted", run.stdout)
         self.assertIn("not sent: the candidate crashed twice", run.stdout)
 
+    def test_what_a_candidate_leaves_in_a_request_folder_goes_with_it(self):
+        # The suite removes the files it named one by one; a folder holding more goes whole, before
+        # the next request (the candidate checks), not only with the exchange folder at the end.
+        with tempfile.TemporaryDirectory() as exchange:
+            run = self.misbehave("litter", claims=["attention.convex-combination"], env={"TMPDIR": exchange})
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            self.assertEqual(run.claims["attention.convex-combination"]["status"], "passed", run.stdout)
+            self.assertEqual(os.listdir(exchange), [], "the audit left files in its temporary folder")
+
     def test_crash_once_is_restarted(self):
         with tempfile.TemporaryDirectory() as tmp:
             run = self.misbehave("crash-once", env={"VL_MISBEHAVING_MARK": os.path.join(tmp, "mark")})
