@@ -107,6 +107,33 @@ def load_npy(path):
     return np.load(path, allow_pickle=False)
 
 
+# np.save costs ~23 µs a small file in Python (its header built and formatted each time, the file
+# opened buffered, ~14 system calls); an audit writes ~15,000 outputs. save_npy writes the same
+# bytes: NumPy's own header writer makes each distinct (dtype, shape)'s header once (bounded
+# table), then the header and the array's buffer go to a file opened unbuffered (~8 µs). Anything
+# else (a dtype other than bool, integer or float, an array not C-contiguous) goes to np.save.
+_SAVED_HEADERS = {}  # (dtype.str, shape) -> the header bytes, format 1.0
+
+
+def save_npy(path, a):
+    """np.save(path, a, allow_pickle=False) for a C-contiguous array, in fewer steps."""
+    key = (a.dtype.str, a.shape)
+    header = _SAVED_HEADERS.get(key)
+    if header is None and a.dtype.kind in "biuf" and a.dtype.itemsize > 0:  # numbers: a plain buffer
+        out = io.BytesIO()  # 1.0, as np.save writes it: a number dtype's header, ≤ 32 axes, is far below 1.0's 64 KiB
+        np.lib.format.write_array_header_1_0(out, np.lib.format.header_data_from_array_1_0(a))
+        if len(_SAVED_HEADERS) >= _HEADERS_KEPT:
+            _SAVED_HEADERS.clear()
+        header = _SAVED_HEADERS[key] = out.getvalue()
+    if header is None or not a.flags.c_contiguous:
+        np.save(path, a, allow_pickle=False)
+        return
+    with open(path, "wb", buffering=0) as f:
+        for part in (memoryview(header), memoryview(a.reshape(-1).view(np.uint8))):
+            while part:  # a raw file's write may take fewer bytes than given
+                part = part[f.write(part):]
+
+
 def _answer(request, ops):
     rid = request.get("id")
     op = request.get("op")
@@ -131,9 +158,9 @@ def _answer(request, ops):
         if name not in produced:
             return {"id": rid, "ok": False, "error": f"the adapter produced no output {name!r}"}
         if dtype == "bfloat16":
-            np.save(path, float32_to_bfloat16(np.asarray(produced[name], dtype=np.float32)), allow_pickle=False)
+            save_npy(path, float32_to_bfloat16(np.asarray(produced[name], dtype=np.float32)))
         else:
-            np.save(path, np.ascontiguousarray(np.asarray(produced[name]), dtype=dtype), allow_pickle=False)
+            save_npy(path, np.ascontiguousarray(np.asarray(produced[name]), dtype=dtype))
     return {"id": rid, "ok": True}
 
 

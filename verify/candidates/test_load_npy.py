@@ -2,7 +2,9 @@
 """adapters/vl_candidate.py's load_npy reads what np.load(path, allow_pickle=False) reads: the same
 dtype, shape, memory order, values and writability for each kind of array a .npy file can hold
 (the suite writes only little-endian C-order 1.0 files, but an adapter's helper may be handed any),
-the same exception for each kind of broken file, and a repeated header read from its table.
+the same exception for each kind of broken file, and a repeated header read from its table. Its
+save_npy writes the bytes np.save(path, a, allow_pickle=False) writes, for every kind of array,
+and raises what np.save raises.
 
     /usr/bin/python3 verify/candidates/test_load_npy.py
 """
@@ -92,6 +94,36 @@ class LoadNpy(unittest.TestCase):
                 with self.assertRaises(type(want.exception)) as got:
                     vl_candidate.load_npy(path)
                 self.assertEqual(str(got.exception), str(want.exception))
+
+class SaveNpy(unittest.TestCase):
+    def test_bytes_as_np_save_writes_them(self):
+        rng = np.random.default_rng(2)
+        arrays = [rng.standard_normal((3, 4)), rng.standard_normal((2, 3, 5)).astype(np.float32),
+                  np.float16([[1.5, np.nan], [np.inf, -0.0]]), np.arange(6, dtype=np.uint16).reshape(2, 3),
+                  np.array([[True, False]]), np.array(2.5), np.zeros((0, 7)), np.zeros((4, 0), dtype=np.float32),
+                  np.arange(5, dtype=np.int64), rng.standard_normal(4).astype(">f8"),
+                  np.asfortranarray(rng.standard_normal((3, 5))), rng.standard_normal((4, 6))[:, ::2],  # not C-contiguous
+                  np.array([(1, 2.0)], dtype=[("a", "<i4"), ("b", "<f8")]), np.array(["ab", "c"]),
+                  np.zeros((1,) * 31 + (10 ** 6,), dtype=np.uint8)]  # the most axes, a long shape
+        with tempfile.TemporaryDirectory() as d:
+            for i, a in enumerate(arrays):
+                with self.subTest(dtype=a.dtype.str, shape=a.shape[:4]):
+                    want, got = os.path.join(d, f"want{i}.npy"), os.path.join(d, f"got{i}.npy")
+                    np.save(want, a, allow_pickle=False)
+                    for _ in range(2):  # the second write takes the header from the table
+                        vl_candidate.save_npy(got, a)
+                        self.assertEqual(Path(got).read_bytes(), Path(want).read_bytes())
+
+    def test_errors_as_np_save_raises_them(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = np.array([object()])
+            with self.assertRaises(ValueError) as want:
+                np.save(os.path.join(d, "w.npy"), a, allow_pickle=False)
+            with self.assertRaises(ValueError) as got:
+                vl_candidate.save_npy(os.path.join(d, "g.npy"), a)
+            self.assertEqual(str(got.exception), str(want.exception))
+            with self.assertRaises(FileNotFoundError):
+                vl_candidate.save_npy(os.path.join(d, "no-such-folder", "g.npy"), np.zeros(3))
 
 
 if __name__ == "__main__":
