@@ -116,18 +116,21 @@ _SAVED_HEADERS = {}  # (dtype.str, shape) -> the header bytes, format 1.0
 
 
 def save_npy(path, a):
-    """np.save(path, a, allow_pickle=False) for a C-contiguous array, in fewer steps."""
-    key = (a.dtype.str, a.shape)
+    """np.save(path, a, allow_pickle=False), in fewer steps for a C-contiguous array of numbers."""
+    a = np.asanyarray(a)
+    if isinstance(path, (str, os.PathLike)) and not os.fspath(path).endswith(".npy"):  # as np.save names it
+        path = os.fspath(path) + ".npy"
+    if not isinstance(path, (str, os.PathLike)) or not a.flags.c_contiguous or a.dtype.kind not in "biuf" or a.dtype.itemsize == 0:
+        np.save(path, a, allow_pickle=False)  # a file object, another order, another dtype
+        return
+    key = (a.dtype.str, a.shape)  # C order, numbers: the header depends on nothing else
     header = _SAVED_HEADERS.get(key)
-    if header is None and a.dtype.kind in "biuf" and a.dtype.itemsize > 0:  # numbers: a plain buffer
+    if header is None:
         out = io.BytesIO()  # 1.0, as np.save writes it: a number dtype's header, ≤ 32 axes, is far below 1.0's 64 KiB
         np.lib.format.write_array_header_1_0(out, np.lib.format.header_data_from_array_1_0(a))
         if len(_SAVED_HEADERS) >= _HEADERS_KEPT:
             _SAVED_HEADERS.clear()
         header = _SAVED_HEADERS[key] = out.getvalue()
-    if header is None or not a.flags.c_contiguous:
-        np.save(path, a, allow_pickle=False)
-        return
     with open(path, "wb", buffering=0) as f:
         for part in (memoryview(header), memoryview(a.reshape(-1).view(np.uint8))):
             while part:  # a raw file's write may take fewer bytes than given

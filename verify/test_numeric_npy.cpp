@@ -2,8 +2,10 @@
 
 // .npy reading and writing (src/numeric/npy.hpp), checked against files written by NumPy 1.24
 // (verify/fixtures/npy_fixtures.py -> verify/fixtures/npy/).
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -327,6 +329,28 @@ BOOST_AUTO_TEST_CASE(new_file_writes_in_place_and_never_over_a_file) {
   }
   BOOST_TEST(bytes_of(dir.path / "f8.npy") == before);  // untouched
   BOOST_TEST(dir.entries() == 3u);
+}
+
+// A write that fails part way (here: past a file-size limit, EFBIG) leaves no partial file.
+BOOST_AUTO_TEST_CASE(new_file_failing_part_way_is_removed) {
+  TempDir dir;
+  rlimit old{};
+  BOOST_REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // the write fails instead of the process
+  rlimit small = old;
+  small.rlim_cur = 4096;
+  BOOST_REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  std::string what;
+  try {
+    vl::npy::save(dir.path / "big.npy", xt::xarray<double>(xt::zeros<double>({4096})), vl::npy::Write::new_file);  // 32 KiB
+  } catch (const vl::InputError& e) {
+    what = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  BOOST_TEST(what.find("big.npy") != std::string::npos, what);
+  BOOST_TEST(what.find("partial file was removed") != std::string::npos, what);
+  BOOST_TEST(dir.entries() == 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -48,14 +48,19 @@ class CandidateBackend::Request {
     std::lock_guard lock(b_.mutex_);
     id_ = b_.next_id_++;
     dir_ = b_.dir_ / fmt::format("r{}", id_);
-    std::filesystem::create_directory(dir_);  // under ours, which exists
+    // New, under ours: the inputs are written into it in place. One that is there already (the
+    // candidate made it) or cannot be made (ours removed) is the candidate's doing.
+    std::error_code ec;
+    if (!std::filesystem::create_directory(dir_, ec) || ec)
+      throw CandidateError(fmt::format("{}: cannot make its folder {}: {}", where(), dir_.string(),
+                                       ec ? ec.message() : "it is there already (not made by the suite)"));
   }
   // The files it named go one by one, then the folder; one the candidate left more in goes whole
   // (remove_all's listing of the folder, the rest of the time not needed).
   ~Request() {
     std::error_code ec;
     for (const json* files : {&inputs_, &outputs_})
-      for (const auto& [name, path] : files->items()) std::filesystem::remove(path.get<std::string>(), ec);
+      for (const auto& [name, path] : files->items()) std::filesystem::remove(path.get_ref<const std::string&>(), ec);
     if (::rmdir(dir_.c_str()) != 0) std::filesystem::remove_all(dir_, ec);
   }
   Request(const Request&) = delete;
@@ -158,7 +163,7 @@ class CandidateBackend::Request {
         return npy::to_xarray<T>(a);
       }
       return npy::load_exact<T>(path, check);
-    } catch (const InputError& e) {
+    } catch (const InputError& e) {  // the file's own faults (check's CandidateError is no InputError: it passes)
       std::error_code ec;
       if (!std::filesystem::exists(path, ec)) throw CandidateError(fmt::format("{}: output '{}' was not written ({})", where(), name, path.string()));
       throw CandidateError(fmt::format("{}: output '{}' is not a readable .npy: {}", where(), name, e.what()));

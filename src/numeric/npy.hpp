@@ -49,8 +49,9 @@ Info read_info(const std::filesystem::path& path);
 template <class T>
 xt::xarray<T> load_exact(const std::filesystem::path& path);
 
-/// Called with a file's Info once its header is read and checked, before its data is: a caller
-/// with its own rules for the dtype and shape throws from it, and the file is opened once.
+/// Called with a file's Info once its header is read and checked, before its data is decoded (by
+/// load_exact, before it is read): a caller with its own rules for the dtype and shape throws
+/// from it, and the file is opened once. What it throws reaches the caller unchanged.
 using InfoCheck = std::function<void(const Info&)>;
 /// load() and load_exact() with `check` run on the header first.
 Array load(const std::filesystem::path& path, const InfoCheck& check);

@@ -14,7 +14,9 @@ wrong-id     replies with id + 1000 at request N
 wrong-shape  writes an output with one row too many at request N
 wrong-dtype  writes an output as float32 when the inputs are float64 at request N
 litter       also writes a file of its own (and a folder with a file in it) into request N's folder,
-             and at request N + 1 replies an error if that folder is still there
+             and at request N + 1 replies an error if that folder is still there (first leaving the
+             file $VL_MISBEHAVING_MARK, if set, to say request N + 1 came)
+squat        makes the folder of request N + 1 (r<id + 1>, beside its own) before the suite does
 no-hello     never answers the hello
 Requests other than N are served by the NumPy reference adapter.
 """
@@ -51,9 +53,12 @@ def main():
             continue
         seen += 1
         reply = {"id": req["id"], "ok": True}
-        if mode == "litter" and seen == n + 1 and os.path.exists(littered):
-            print(json.dumps({"id": req["id"], "ok": False, "error": f"request {n}'s folder {littered} is still there"}), flush=True)
-            continue
+        if mode == "litter" and seen == n + 1:
+            if os.environ.get("VL_MISBEHAVING_MARK"):  # tell a test "request N + 1 came"
+                open(os.environ["VL_MISBEHAVING_MARK"], "w").close()
+            if littered and os.path.exists(littered):
+                print(json.dumps({"id": req["id"], "ok": False, "error": f"request {n}'s folder {littered} is still there"}), flush=True)
+                continue
         inputs = {k: np.load(p) for k, p in req["inputs"].items()}
         out = OPS[req["op"]](inputs, req["attrs"], set(req["outputs"]))
         dtype = next((a.dtype for a in inputs.values() if a.dtype.kind == "f"), np.float64)
@@ -79,6 +84,8 @@ def main():
                 np.save(path, np.concatenate([a, a[:1]], axis=0))
             if mode == "wrong-dtype":
                 np.save(path, np.asarray(out[name], dtype=np.float32))
+            if mode == "squat":
+                os.makedirs(os.path.join(os.path.dirname(os.path.dirname(path)), f"r{req['id'] + 1}"))
             if mode == "litter":
                 folder = littered = os.path.dirname(path)
                 open(os.path.join(folder, "scratch.txt"), "w").write("mine\n")

@@ -102,7 +102,8 @@ class SaveNpy(unittest.TestCase):
                   np.float16([[1.5, np.nan], [np.inf, -0.0]]), np.arange(6, dtype=np.uint16).reshape(2, 3),
                   np.array([[True, False]]), np.array(2.5), np.zeros((0, 7)), np.zeros((4, 0), dtype=np.float32),
                   np.arange(5, dtype=np.int64), rng.standard_normal(4).astype(">f8"),
-                  np.asfortranarray(rng.standard_normal((3, 5))), rng.standard_normal((4, 6))[:, ::2],  # not C-contiguous
+                  np.asfortranarray(rng.standard_normal((3, 5))), rng.standard_normal((3, 5)),  # the same shape in C order after it
+                  rng.standard_normal((4, 6))[:, ::2],  # not contiguous
                   np.array([(1, 2.0)], dtype=[("a", "<i4"), ("b", "<f8")]), np.array(["ab", "c"]),
                   np.zeros((1,) * 31 + (10 ** 6,), dtype=np.uint8)]  # the most axes, a long shape
         with tempfile.TemporaryDirectory() as d:
@@ -113,6 +114,15 @@ class SaveNpy(unittest.TestCase):
                     for _ in range(2):  # the second write takes the header from the table
                         vl_candidate.save_npy(got, a)
                         self.assertEqual(Path(got).read_bytes(), Path(want).read_bytes())
+
+    def test_what_np_save_takes_besides(self):
+        with tempfile.TemporaryDirectory() as d:
+            np.save(os.path.join(d, "want"), [[1.0, 2.0]], allow_pickle=False)  # a list; ".npy" added
+            vl_candidate.save_npy(Path(d) / "got", [[1.0, 2.0]])
+            self.assertEqual((Path(d) / "got.npy").read_bytes(), (Path(d) / "want.npy").read_bytes())
+            out = io.BytesIO()
+            vl_candidate.save_npy(out, np.arange(3.0))  # a file object
+            self.assertEqual(out.getvalue(), npy_bytes(np.arange(3.0)))
 
     def test_errors_as_np_save_raises_them(self):
         with tempfile.TemporaryDirectory() as d:

@@ -88,11 +88,22 @@ class CandidateErrors(unittest.TestCase):
     def test_what_a_candidate_leaves_in_a_request_folder_goes_with_it(self):
         # The suite removes the files it named one by one; a folder holding more goes whole, before
         # the next request (the candidate checks), not only with the exchange folder at the end.
-        with tempfile.TemporaryDirectory() as exchange:
-            run = self.misbehave("litter", claims=["attention.convex-combination"], env={"TMPDIR": exchange})
+        with tempfile.TemporaryDirectory() as exchange, tempfile.TemporaryDirectory() as d:
+            mark = os.path.join(d, "second-request")
+            run = self.misbehave("litter", claims=["attention.convex-combination"], env={"TMPDIR": exchange, "VL_MISBEHAVING_MARK": mark})
             self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
             self.assertEqual(run.claims["attention.convex-combination"]["status"], "passed", run.stdout)
+            self.assertTrue(os.path.exists(mark), "no second request: nothing looked for the first one's folder")
             self.assertEqual(os.listdir(exchange), [], "the audit left files in its temporary folder")
+
+    def test_a_request_folder_made_by_the_candidate_is_its_error(self):
+        # The suite writes a request's inputs into a folder it has just made: one already there is
+        # the candidate's doing, an ERROR naming it (never the inputs' fault, never written into).
+        run = self.misbehave("squat", claims=["attention.convex-combination"])
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        self.assertEqual(run.claims["attention.convex-combination"]["status"], "error", run.stdout)
+        self.assertIn("request 2 (attention): cannot make its folder", run.stdout)
+        self.assertIn("it is there already (not made by the suite)", run.stdout)
 
     def test_crash_once_is_restarted(self):
         with tempfile.TemporaryDirectory() as tmp:
