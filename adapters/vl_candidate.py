@@ -77,6 +77,14 @@ _HEADERS_KEPT = 4096
 _HEADER_READERS = {1: (2, np.lib.format.read_array_header_1_0), 2: (4, np.lib.format.read_array_header_2_0)}
 
 
+def _remember(table, key, value):
+    """table[key] = value, the table emptied first when it holds _HEADERS_KEPT entries (bounded)."""
+    if len(table) >= _HEADERS_KEPT:
+        table.clear()
+    table[key] = value
+    return value
+
+
 def load_npy(path):
     """The array in the .npy file at path, as np.load(path, allow_pickle=False) reads it."""
     with open(path, "rb") as f:
@@ -95,9 +103,7 @@ def load_npy(path):
             except ValueError:  # np.load below says what is wrong with it
                 pass
             else:
-                if len(_HEADERS) >= _HEADERS_KEPT:
-                    _HEADERS.clear()
-                _HEADERS[key] = header
+                _remember(_HEADERS, key, header)
         if header is not None:
             shape, fortran, dtype = header
             count = math.prod(shape)
@@ -118,19 +124,18 @@ _SAVED_HEADERS = {}  # (dtype.str, shape) -> the header bytes, format 1.0
 def save_npy(path, a):
     """np.save(path, a, allow_pickle=False), in fewer steps for a C-contiguous array of numbers."""
     a = np.asanyarray(a)
-    if isinstance(path, (str, os.PathLike)) and not os.fspath(path).endswith(".npy"):  # as np.save names it
-        path = os.fspath(path) + ".npy"
     if not isinstance(path, (str, os.PathLike)) or not a.flags.c_contiguous or a.dtype.kind not in "biuf" or a.dtype.itemsize == 0:
         np.save(path, a, allow_pickle=False)  # a file object, another order, another dtype
         return
+    path = os.fspath(path)
+    if not path.endswith(".npy"):  # as np.save names it
+        path += ".npy"
     key = (a.dtype.str, a.shape)  # C order, numbers: the header depends on nothing else
     header = _SAVED_HEADERS.get(key)
     if header is None:
         out = io.BytesIO()  # 1.0, as np.save writes it: a number dtype's header, ≤ 32 axes, is far below 1.0's 64 KiB
         np.lib.format.write_array_header_1_0(out, np.lib.format.header_data_from_array_1_0(a))
-        if len(_SAVED_HEADERS) >= _HEADERS_KEPT:
-            _SAVED_HEADERS.clear()
-        header = _SAVED_HEADERS[key] = out.getvalue()
+        header = _remember(_SAVED_HEADERS, key, out.getvalue())
     with open(path, "wb", buffering=0) as f:
         for part in (memoryview(header), memoryview(a.reshape(-1).view(np.uint8))):
             while part:  # a raw file's write may take fewer bytes than given

@@ -338,9 +338,10 @@ void write_file(const std::filesystem::path& path, std::initializer_list<std::st
   static std::atomic<unsigned> counter{0};
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   const bool in_place = how == Write::new_file;
-  const std::filesystem::path tmp =
+  // The file the bytes go to: `path` itself, or a temporary beside it.
+  const std::filesystem::path written =
       in_place ? path : dir / fmt::format(".{}.tmp.{}.{}", path.filename().string(), ::getpid(), counter++);
-  std::FILE* f = std::fopen(tmp.c_str(), in_place ? "wbx" : "wb");
+  std::FILE* f = std::fopen(written.c_str(), in_place ? "wbx" : "wb");
   if (!f && in_place) fail(path, fmt::format("cannot write: cannot create it ({})", std::strerror(errno)));
   if (!f) fail(path, fmt::format("cannot write: cannot create a temporary file in '{}' ({})", dir.string(), std::strerror(errno)));
   bool ok = true;
@@ -350,15 +351,15 @@ void write_file(const std::filesystem::path& path, std::initializer_list<std::st
   ok = (std::fclose(f) == 0) && ok;
   std::error_code ec;
   if (!ok) {
-    std::filesystem::remove(tmp, ec);
+    std::filesystem::remove(written, ec);
     fail(path, in_place ? "cannot write: write error (disk full?); the partial file was removed"
                         : "cannot write: write error (disk full?); the file was not changed");
   }
   if (in_place) return;
-  std::filesystem::rename(tmp, path, ec);
+  std::filesystem::rename(written, path, ec);
   if (ec) {
     std::error_code ignore;
-    std::filesystem::remove(tmp, ignore);
+    std::filesystem::remove(written, ignore);
     fail(path, fmt::format("cannot write: {}; the file was not changed", ec.message()));
   }
 }
