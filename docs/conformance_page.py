@@ -20,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -54,7 +55,7 @@ def audit_arguments(name, args):
 ONNX_CASES = "onnx-node-attention"  # ../shared/external/: ONNX's backend cases (Attention opsets 23-26, LinearAttention 27)
 
 
-def onnx_cases_section(lessons, source: Path):
+def onnx_cases_section(lessons, source: Path, env=None):
     """ONNX's backend cases through each implementation (`lessons onnx DIR` with --backend or
     --candidate): the counts, every FAIL with its line, and the SKIPs grouped by their reason."""
     cases = source.parent / "shared" / "external" / ONNX_CASES
@@ -68,7 +69,8 @@ def onnx_cases_section(lessons, source: Path):
     details = []
     for name, args in [("plain", ["--backend", "plain"])] + implementations(source):
         try:
-            run = subprocess.run([str(lessons), "onnx", str(cases), *args], capture_output=True, text=True, cwd=source, timeout=600)
+            run = subprocess.run([str(lessons), "onnx", str(cases), *args], capture_output=True, text=True, cwd=source, timeout=600,
+                                 env=env)
         except subprocess.TimeoutExpired:
             raise ConformanceError(f"lessons onnx through {name} ran past 600 s")
         lines = run.stdout.splitlines()
@@ -117,6 +119,13 @@ def versions(source: Path):
 
 def write_conformance_page(lessons, source: Path, out: Path, pages: Path, plain_audit: Path):
     """Runs (or reuses) the audits and writes PAGES/conformance.md; raises ConformanceError."""
+    # The audits and ONNX's cases run with a temporary folder of their own, removed after them:
+    # ONNX Runtime writes a session-id file (.ses) into its temporary folder and leaves it there.
+    with tempfile.TemporaryDirectory(prefix="vl-conformance-") as tmp:
+        return _write_conformance_page(lessons, source, out, pages, plain_audit, dict(os.environ, TMPDIR=tmp))
+
+
+def _write_conformance_page(lessons, source: Path, out: Path, pages: Path, plain_audit: Path, env):
     folder = out / "conformance"
     folder.mkdir(parents=True, exist_ok=True)
     reuse = Path(os.environ["VL_CONFORMANCE_AUDITS"]) if os.environ.get("VL_CONFORMANCE_AUDITS") else None
@@ -134,7 +143,7 @@ def write_conformance_page(lessons, source: Path, out: Path, pages: Path, plain_
         log = open(folder / f"audit-{name}.log", "w")
         running[name] = (subprocess.Popen([str(lessons), "audit", "--root", str(source), *audit_arguments(name, args), "--json",
                                            str(paths[name])],
-                                          cwd=source, stdout=log, stderr=subprocess.STDOUT), log)
+                                          cwd=source, stdout=log, stderr=subprocess.STDOUT, env=env), log)
     for name, (proc, log) in running.items():
         status = proc.wait()
         log.close()
@@ -145,7 +154,7 @@ def write_conformance_page(lessons, source: Path, out: Path, pages: Path, plain_
         log = (folder / f"audit-{name}.log").read_text() if (folder / f"audit-{name}.log").exists() else ""
         check_audit(name, paths[name], running.get(name), log)
         audits += conformance_matrix.load_all(str(paths[name]))
-    text = conformance_matrix.page(audits) + onnx_cases_section(lessons, source)
+    text = conformance_matrix.page(audits) + onnx_cases_section(lessons, source, env)
     quoted = lambda args: " ".join(f'"{a}"' if " " in a else a for a in args)
     selectors = [("plain", ["--backend", "plain"])] + implementations(source)
     text += ("\n## What ran\n\n"

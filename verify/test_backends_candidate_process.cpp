@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "backends/candidate_process.hpp"
+#include "scratch_dir.hpp"
 
 // This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_backends_candidate_process).
 BOOST_AUTO_TEST_SUITE(test_backends_candidate_process)
@@ -57,18 +58,9 @@ bool alive(pid_t pid) {
 }
 
 // A folder of this test's for the log.
-struct LogDir {
-  std::filesystem::path dir;
-  LogDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "vl-test-process-XXXXXX").string();
-    BOOST_REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    dir = pattern;
-  }
-  ~LogDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-  std::filesystem::path log() const { return dir / "stderr.log"; }
+struct LogDir : ScratchDir {
+  LogDir() : ScratchDir("vl-test-process-") {}
+  std::filesystem::path log() const { return path / "stderr.log"; }
   std::string text() const {
     std::ifstream in(log());
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

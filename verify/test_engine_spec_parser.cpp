@@ -6,6 +6,7 @@
 
 #include "core/errors.hpp"
 #include "engine/spec.hpp"
+#include "scratch_dir.hpp"
 
 // This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_engine_spec_parser).
 BOOST_AUTO_TEST_SUITE(test_engine_spec_parser)
@@ -46,9 +47,8 @@ line 2: bound 1e-12 — a round-off residue
 )";
 
 std::filesystem::path write_spec(const std::string& text, const std::string& name = "spec.md") {
-  const auto dir = std::filesystem::temp_directory_path() / "vl_spec_parser_test";
-  std::filesystem::create_directories(dir);
-  const auto path = dir / name;
+  static const ScratchDir dir("vl_spec_parser_test_");  // removed when the program ends
+  const auto path = dir.path / name;
   std::ofstream(path) << text;
   return path;
 }

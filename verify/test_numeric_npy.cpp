@@ -19,6 +19,7 @@
 
 #include "core/errors.hpp"
 #include "numeric/npy.hpp"
+#include "scratch_dir.hpp"
 
 // This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_numeric_npy).
 BOOST_AUTO_TEST_SUITE(test_numeric_npy)
@@ -36,13 +37,8 @@ std::string bytes_of(const fs::path& p) {
 }
 
 // A fresh, empty directory for the files a test writes; removed at the end of the test.
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("vl_test_npy_" + std::to_string(::getpid()));
-  TempDir() {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
+struct TempDir : ScratchDir {
+  TempDir() : ScratchDir("vl_test_npy_") {}
   std::size_t entries() const { return static_cast<std::size_t>(std::distance(fs::directory_iterator(path), fs::directory_iterator())); }
 };
 

@@ -19,6 +19,7 @@
 #include "onnx/model.hpp"
 #include "onnx/protobuf_reader.hpp"
 #include "onnx/tensor_proto.hpp"
+#include "scratch_dir.hpp"
 
 // This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_onnx_cases).
 BOOST_AUTO_TEST_SUITE(test_onnx_cases)
@@ -48,7 +49,8 @@ void check_input_error(F f, const std::string& what) {
 fs::path copy_case(const std::string& name, const fs::path& from = kCases) {
   const fs::path src = from / name;
   if (!fs::is_directory(src)) BOOST_FAIL("missing " << src.string());
-  const fs::path dir = fs::temp_directory_path() / "vl_test_onnx_cases" / name;
+  static const ScratchDir copies("vl_test_onnx_cases_");  // removed when the program ends
+  const fs::path dir = copies.path / name;
   if (fs::exists(dir)) {
     for (const auto& e : fs::recursive_directory_iterator(dir)) fs::permissions(e.path(), fs::perms::owner_all, fs::perm_options::add);
     fs::remove_all(dir);

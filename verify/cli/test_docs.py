@@ -81,15 +81,21 @@ class NetworkLoads(html.parser.HTMLParser):
 
 
 # One headless Chromium per process, shared by every class of docs tests that runs in it (starting
-# one costs about a second and a half); it is quit when the process ends.
+# one costs about a second and a half); it is quit when the process ends. Its TMPDIR is a folder of
+# its own, removed after it: quit, Chromium leaves its singleton-socket folder
+# (org.chromium.Chromium.*) in its temporary folder.
 _DRIVER = None
+_DRIVER_TMP = None
 
 
 def _quit_driver():
-    global _DRIVER
+    global _DRIVER, _DRIVER_TMP
     if _DRIVER is not None:
         _DRIVER.quit()
         _DRIVER = None
+    if _DRIVER_TMP is not None:
+        _DRIVER_TMP.cleanup()
+        _DRIVER_TMP = None
 
 
 class SiteHelpers:
@@ -133,7 +139,7 @@ class SiteHelpers:
     @classmethod
     def browser(cls):
         """The process's headless Chromium (Selenium + Debian's chromium-driver), started once."""
-        global _DRIVER
+        global _DRIVER, _DRIVER_TMP
         if _DRIVER is not None:
             return _DRIVER
         try:
@@ -150,8 +156,9 @@ class SiteHelpers:
         for flag in CHROMIUM_FLAGS:
             opts.add_argument(flag)
         opts.binary_location = find_chromium()
-        _DRIVER = webdriver.Chrome(service=Service(driver_path), options=opts)
+        _DRIVER_TMP = tempfile.TemporaryDirectory(prefix="vl-chromium-")
         atexit.register(_quit_driver)
+        _DRIVER = webdriver.Chrome(service=Service(driver_path, env=dict(os.environ, TMPDIR=_DRIVER_TMP.name)), options=opts)
         _DRIVER.set_script_timeout(60)
         return _DRIVER
 

@@ -50,7 +50,7 @@ def onnx_attention(q, k, v, past_k=None, past_v=None, nonpad=None, causal=False,
 
 class Cache(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="vl_eval_cache_")
+        self.dir = self.enterContext(tempfile.TemporaryDirectory(prefix="vl_eval_cache_"))
         self.rng = np.random.default_rng(17)
         self.q = self.rng.standard_normal((2, 4, 3, 8))
         self.k = self.rng.standard_normal((2, 2, 3, 8))
@@ -168,7 +168,7 @@ def numpy_float16_attention(q, k, v, causal=False):
 
 class Float16(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="vl_eval_f16_")
+        self.dir = self.enterContext(tempfile.TemporaryDirectory(prefix="vl_eval_f16_"))
         rng = np.random.default_rng(23)
         self.q = rng.random((2, 3, 4, 8)).astype(np.float16)
         self.k = rng.random((2, 3, 6, 8)).astype(np.float16)

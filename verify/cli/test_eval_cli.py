@@ -49,7 +49,7 @@ def reference_attention(q, k, v, allowed=None, bias=None, scale=None, causal=Fal
 
 class Eval(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="vl_eval_")
+        self.dir = self.enterContext(tempfile.TemporaryDirectory(prefix="vl_eval_"))
         self.rng = np.random.default_rng(20261129)
 
     def path(self, name):
@@ -186,7 +186,7 @@ class OpenBlasOnDemand(unittest.TestCase):
     loader's own log (LD_DEBUG=files) says which files it loaded and why."""
 
     def loaded_files(self, *args):
-        d = tempfile.mkdtemp(prefix="vl_blas_")
+        d = self.enterContext(tempfile.TemporaryDirectory(prefix="vl_blas_"))
         rng = np.random.default_rng(3)
         paths = []
         for name in "qkv":
@@ -211,7 +211,7 @@ class OpenBlasOnDemand(unittest.TestCase):
     def test_fused_mha_never_loads_openblas(self):
         # Without --weights, eval mha is the fused kernels' (kernels/fused/multi_head_attention_fused.hpp);
         # with them, the reference's, whose products are BLAS's.
-        d = tempfile.mkdtemp(prefix="vl_blas_")
+        d = self.enterContext(tempfile.TemporaryDirectory(prefix="vl_blas_"))
         rng = np.random.default_rng(4)
         files = {"--x": (16, 8), "--in-proj-weight": (24, 8), "--in-proj-bias": (24,), "--out-proj-weight": (8, 8), "--out-proj-bias": (8,)}
         args = ["eval", "mha", "--heads", "2", "--out", os.path.join(d, "y.npy")]
@@ -232,7 +232,7 @@ class OpenBlasOnDemand(unittest.TestCase):
 
 class PositionalEncoding(unittest.TestCase):
     def test_against_numpy(self):
-        out = os.path.join(tempfile.mkdtemp(prefix="vl_pe_"), "pe.npy")
+        out = os.path.join(self.enterContext(tempfile.TemporaryDirectory(prefix="vl_pe_")), "pe.npy")
         for n, d in ((1, 2), (7, 16), (50, 64), (40, 15)):
             pos = np.arange(n)[:, None]
             ang = pos / 10000 ** (2 * np.arange((d + 1) // 2)[None, :] / d)
@@ -249,7 +249,7 @@ class PositionalEncoding(unittest.TestCase):
                 np.testing.assert_allclose(pe, ref, rtol=0, atol=tol, err_msg=f"n={n} d={d} {dtype}")
 
     def test_bad_sizes(self):
-        out = os.path.join(tempfile.mkdtemp(prefix="vl_pe_"), "pe.npy")
+        out = os.path.join(self.enterContext(tempfile.TemporaryDirectory(prefix="vl_pe_")), "pe.npy")
         for args, words in ((["--length", "0", "--dim", "4"], "--length"), (["--length", "3", "--dim", "0"], "--dim"),
                             (["--length", "3", "--dim", "4", "--dtype", "int8"], "--dtype")):
             r = run("eval", "positional-encoding", *args, "--out", out)
@@ -260,7 +260,7 @@ class PositionalEncoding(unittest.TestCase):
 
 class BadInput(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="vl_eval_bad_")
+        self.dir = self.enterContext(tempfile.TemporaryDirectory(prefix="vl_eval_bad_"))
         rng = np.random.default_rng(1)
         self.q = os.path.join(self.dir, "q.npy")
         np.save(self.q, rng.standard_normal((4, 3)))

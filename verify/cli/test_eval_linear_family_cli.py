@@ -46,7 +46,7 @@ def recurrence(q, k, v, hq, hkv, rule, decay=None, beta=None, past=None, scale=N
 
 class LinearFamily(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="vl_lf_")
+        self.dir = self.enterContext(tempfile.TemporaryDirectory(prefix="vl_lf_"))
         rng = np.random.default_rng(21)
         self.b, self.t, self.hq, self.hkv, self.dk, self.dv = 2, 9, 4, 2, 3, 5
         n = rng.standard_normal

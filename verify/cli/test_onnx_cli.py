@@ -19,8 +19,8 @@ CASES = os.path.join(ROOT, "..", "shared", "external", "onnx-attention")
 NODE_CASES = os.path.join(ROOT, "..", "shared", "external", "onnx-node-attention")
 
 
-def lessons(*args):
-    return subprocess.run([LESSONS, *map(str, args)], capture_output=True, text=True, timeout=300)
+def lessons(*args, env=None):
+    return subprocess.run([LESSONS, *map(str, args)], capture_output=True, text=True, timeout=300, env=env)
 
 
 def writable_copy(src, dst):
@@ -141,7 +141,10 @@ class NodeCases(unittest.TestCase):
         # what the protocol or its hello lacks (the float16 reference's storage rounding, a window,
         # the linear family) is a SKIP naming it, never a PASS. ONNX Runtime's two FAILs are its
         # lowest float where ONNX's reference has −∞ in the mode-2 scores its is_causal hides.
-        ort = lessons("onnx", NODE_CASES, "--candidate", f"node {os.path.join(ROOT, 'adapters', 'onnxruntime', 'adapter.js')}")
+        # ONNX Runtime keeps a session-id file (.ses) in its temporary folder: one of this test's.
+        tmp = self.enterContext(tempfile.TemporaryDirectory(prefix="vl-onnx-ort-"))
+        ort = lessons("onnx", NODE_CASES, "--candidate", f"node {os.path.join(ROOT, 'adapters', 'onnxruntime', 'adapter.js')}",
+                      env=dict(os.environ, TMPDIR=tmp))
         self.assertEqual(ort.returncode, 1, ort.stdout + ort.stderr)
         lines = ort.stdout.splitlines()
         # 73 requests: the 28 skipped cases are refused before a request is written, and not counted as sent.

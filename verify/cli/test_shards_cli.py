@@ -34,7 +34,7 @@ def without_times(j):
 class Shards(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="vl_shards_")
+        cls.tmp = cls.enterClassContext(tempfile.TemporaryDirectory(prefix="vl_shards_"))
         cls.whole = cls.audit("--json", cls.path("whole.json"))
         cls.shards = [cls.audit("--shard", f"{k}/3", "--json", cls.path(f"s{k}.json")) for k in (1, 2, 3)]
 
