@@ -89,9 +89,9 @@ def git(source: Path, *args) -> str:
     return run.stdout.strip() if run.returncode == 0 else ""
 
 
-def audit_of_this_build(path: Path, lessons, source: Path):
+def audit_of_this_build(path: Path, lessons, source: Path, backend="plain"):
     """Why the audit JSON at PATH (--audit-json: ctest's audit_all writes one) may not stand for
-    this build's audit, or None when it may: it must be an audit of SOURCE on the default backend,
+    this build's audit, or None when it may: it must be an audit of SOURCE on BACKEND (the default, plain),
     at SOURCE's commit as the engine names it (git HEAD, "+modified" for a dirty tree), written
     after the lessons binary was linked and after every spec and golden last changed (a newer
     binary, spec or golden would give another audit)."""
@@ -112,8 +112,8 @@ def audit_of_this_build(path: Path, lessons, source: Path):
     newer = [f for f in inputs if f.stat().st_mtime > written]
     if root.resolve() != source:
         return f"it audits {root}, not {source}"
-    if str(prov.get("backend", "")).split(" (")[0] != "plain":  # "plain (our reference kernels: ...)"
-        return f"it audits backend {prov.get('backend')!r}, not the default (plain)"
+    if str(prov.get("backend", "")).split(" (")[0] != backend:  # "plain (our reference kernels: ...)"
+        return f"it audits backend {prov.get('backend')!r}, not {backend}"
     if prov.get("commit") != commit:
         return f"it was made at commit {prov.get('commit')}, the source is at {commit}"
     if newer:

@@ -12,10 +12,14 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 LESSONS = os.environ["LESSONS"]
 SOURCE = os.environ["VL_SOURCE_DIR"]
+sys.path.insert(0, os.path.join(SOURCE, "docs"))
+from build_docs import audit_of_this_build  # noqa: E402  (whether an audit JSON stands for this build)
 
 
 def audit(*args):
@@ -159,18 +163,41 @@ class Candidates(unittest.TestCase):
 
 
 class Float32(unittest.TestCase):
-    def judged(self, backend, minimum, *select, precision="float32"):
-        with tempfile.TemporaryDirectory() as d:
-            j, x = os.path.join(d, "a.json"), os.path.join(d, "a.xml")
-            r = audit(*select, "--dtype", precision, "--backend", backend, "--json", j, "--junit", x)
-            with open(j) as f:
-                report = json.load(f)
-            junit = ET.parse(x).getroot()
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        claims = [c for lesson in report["lessons"] for c in lesson["claims"]]
+    """Every claim of every lesson in each precision, on plain and fused. The verdicts are the full
+    audits' that ctest has just made, audit_all (plain) and audit_all_fused (fused, the claims
+    about the computation): an audit judges each claim in every precision its backend computes in,
+    with the verdicts `--dtype` gives one precision at a time. Their JSON is read where it stands
+    for this build (VL_AUDIT_JSON, VL_AUDIT_FUSED_JSON; docs/build_docs.py's check); otherwise
+    (run by hand, or stale) this test runs the audit itself. What --dtype itself does (one
+    precision in the report, the JUnit and the text; no listing) is test_dtype_selects_one_precision's."""
+    reports = {}
+
+    @classmethod
+    def report(cls, backend):
+        if backend not in cls.reports:
+            path = os.environ.get({"plain": "VL_AUDIT_JSON", "fused": "VL_AUDIT_FUSED_JSON"}[backend])
+            stale = audit_of_this_build(Path(path), LESSONS, Path(SOURCE).resolve(), backend) if path else "not given"
+            if stale is None:
+                with open(path) as f:
+                    cls.reports[backend] = json.load(f)
+            else:
+                print(f"the {backend} audit runs here: its JSON {path} does not stand for this build: {stale}", file=sys.stderr)
+                with tempfile.TemporaryDirectory() as d:
+                    j = os.path.join(d, "a.json")
+                    r = audit("--backend", backend, *(["--computation-only"] if backend == "fused" else []), "--json", j)
+                    if r.returncode != 0:
+                        raise AssertionError(f"the {backend} audit failed: {r.stdout[-3000:]}{r.stderr}")
+                    with open(j) as f:
+                        cls.reports[backend] = json.load(f)
+        return cls.reports[backend]
+
+    def judged(self, backend, minimum, precision="float32"):
+        report = self.report(backend)
+        scope = report["scope"]
+        self.assertEqual((scope["cases"], scope["select"], scope["shard"]), (24, [], "1/1"), scope)
+        self.assertIn(precision, scope["precisions"])
+        claims = [c for lesson in report["lessons"] for c in lesson["claims"] if c["precision"] == precision]
         self.assertTrue(claims)
-        self.assertEqual({c["precision"] for c in claims}, {precision})
-        self.assertEqual([l for lesson in report["lessons"] for l in lesson["listings"]], [])  # float64 facts
         passed = [c for c in claims if c["status"] == "passed"]
         for c in claims:
             with self.subTest(claim=c["id"]):
@@ -179,9 +206,29 @@ class Float32(unittest.TestCase):
                     for ctl in ch["controls"]:
                         self.assertTrue(ctl["rejected"], f"{c['id']} [{precision}]: control {ctl['name']} not rejected")
         self.assertGreaterEqual(len(passed), minimum, [c["id"] for c in passed])
-        self.assertIn(f"[{precision}]", r.stdout)
-        self.assertTrue(any(tc.get("name", "").endswith(f"[{precision}]") for tc in junit.iter("testcase")))
         return {c["id"]: c for c in claims}
+
+    def test_dtype_selects_one_precision(self):
+        for precision, backend in (("float32", "plain"), ("bfloat16", "fused"), ("float16", "plain")):
+            with self.subTest(precision=precision, backend=backend), tempfile.TemporaryDirectory() as d:
+                j, x = os.path.join(d, "a.json"), os.path.join(d, "a.xml")
+                r = audit("masking", "--dtype", precision, "--backend", backend, "--json", j, "--junit", x)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                with open(j) as f:
+                    report = json.load(f)
+                junit = ET.parse(x).getroot()
+                claims = [c for lesson in report["lessons"] for c in lesson["claims"]]
+                self.assertTrue(claims)
+                self.assertEqual({c["precision"] for c in claims}, {precision})
+                self.assertEqual(report["scope"]["precisions"], [precision])
+                self.assertEqual([l for lesson in report["lessons"] for l in lesson["listings"]], [])  # float64 facts
+                self.assertIn(f"[{precision}]", r.stdout)
+                self.assertTrue(any(tc.get("name", "").endswith(f"[{precision}]") for tc in junit.iter("testcase")))
+                # Its verdicts are the full audit's in that precision.
+                full = {c["id"]: c for c in self.judged(backend, 0, precision).values()}
+                for c in claims:
+                    self.assertEqual((c["status"], [ch["measured"] for ch in c["checks"]]),
+                                     (full[c["id"]]["status"], [ch["measured"] for ch in full[c["id"]]["checks"]]), c["id"])
 
     def test_plain(self):
         # Every claim about the computation, every lesson: judged in float32, or not applicable there
@@ -209,7 +256,7 @@ class Float32(unittest.TestCase):
                 claims = self.judged("plain", plain, precision=precision)
                 self.assertEqual(claims["attention.weights-distribution"]["status"], "passed")
                 self.assertIn("no bound", claims["attention.mha-matches-torch"]["why"])
-                self.judged("fused", fused, "--computation-only", precision=precision)
+                self.judged("fused", fused, precision=precision)
 
     def test_a_claim_with_no_float32_tolerance_is_untested_there(self):
         # The engine refuses to judge a claim about the computation in a precision its spec states
