@@ -18,10 +18,13 @@ struct ScratchDir {
     path = pattern;
   }
   ~ScratchDir() {
-    std::error_code ec;  // a copy made read-only is made writable first, else its files stay
-    for (auto it = std::filesystem::recursive_directory_iterator(path, ec); !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
-      std::filesystem::permissions(it->path(), std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
-    std::filesystem::remove_all(path, ec);
+    // A copy made read-only is made writable first, else its files stay; a link is not followed
+    // (its target is not ours), and one entry that cannot be changed does not end the walk.
+    std::error_code walk, change;
+    for (auto it = std::filesystem::recursive_directory_iterator(path, walk); !walk && it != std::filesystem::recursive_directory_iterator(); it.increment(walk))
+      if (!it->is_symlink(change))
+        std::filesystem::permissions(it->path(), std::filesystem::perms::owner_all, std::filesystem::perm_options::add, change);
+    std::filesystem::remove_all(path, walk);
   }
   ScratchDir(const ScratchDir&) = delete;
   ScratchDir& operator=(const ScratchDir&) = delete;

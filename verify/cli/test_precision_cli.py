@@ -4,7 +4,9 @@ On our plain and fused backends, every attention and masking claim that states a
 tolerance (or holds bit for bit) passes in float32 with every negative control rejected; one that
 states none is reported untested, naming the line to write; a claim that cannot hold there is
 N/A with its reason; the JSON and JUnit carry the precision; a bad --dtype is refused.
-Run by ctest with LESSONS=<binary> and VL_SOURCE_DIR=<checkout>; /usr/bin/python3.
+Run by ctest with LESSONS=<binary> and VL_SOURCE_DIR=<checkout>, and VL_AUDIT_JSON and
+VL_AUDIT_FUSED_JSON, the full audits' JSON (audit_all's, audit_all_fused's), whose verdicts the
+Float32 cases read; /usr/bin/python3.
 """
 import json
 import os
