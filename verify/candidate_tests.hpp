@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backends/candidate_backend.hpp"
+#include "scratch_dir.hpp"
 
 namespace vl::verify {
 
@@ -28,12 +29,10 @@ inline std::string misbehaving(const std::string& args) {
 /// For one case: TMPDIR a folder of its own and VL_TEST_TOKEN a value of its own (its candidates
 /// inherit both); at the end, no live process holds the token and the folder is empty.
 struct IsolatedCandidates {
-  std::filesystem::path tmp;
+  const ScratchDir folder{"vl-test-candidate-"};  // removed after the checks below
+  const std::filesystem::path& tmp = folder.path;
   std::string token, old_tmp;
   IsolatedCandidates() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "vl-test-candidate-XXXXXX").string();
-    BOOST_REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    tmp = pattern;
     token = tmp.filename().string();
     if (const char* t = getenv("TMPDIR")) old_tmp = t;
     setenv("TMPDIR", tmp.c_str(), 1);
@@ -45,8 +44,6 @@ struct IsolatedCandidates {
     unsetenv("VL_TEST_TOKEN");
     if (old_tmp.empty()) unsetenv("TMPDIR");
     else setenv("TMPDIR", old_tmp.c_str(), 1);
-    std::error_code ec;
-    std::filesystem::remove_all(tmp, ec);
   }
   IsolatedCandidates(const IsolatedCandidates&) = delete;
   IsolatedCandidates& operator=(const IsolatedCandidates&) = delete;

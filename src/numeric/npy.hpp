@@ -28,13 +28,6 @@ struct Array {
   std::size_t size() const { return values.size(); }
 };
 
-/// Reads a .npy file (versions 1.0/2.0/3.0; '<', '>' or '|' byte order; C or Fortran order;
-/// dtypes f2/f4/f8, b1, i1..i8, u1..u8). Throws vl::InputError naming the file and the
-/// problem: missing file, bad magic, truncated header or data, malformed header, unsupported
-/// dtype (strings, objects, complex, structured), data size that does not match the shape,
-/// or a 64-bit integer too large to be exact in a double (|x| > 2^53).
-Array load(const std::filesystem::path& path);
-
 /// What a .npy file's header says: its dtype (named as Array::dtype) and shape. Reads the
 /// header only; the same checks as load(), the data's size included.
 struct Info {
@@ -43,20 +36,26 @@ struct Info {
 };
 Info read_info(const std::filesystem::path& path);
 
-/// A float32 (T = float) or float64 (T = double) file read straight into an array of T, with
-/// no detour through double: either byte order, C or Fortran order. Throws vl::InputError,
-/// naming the file, where load() would, and when the file's dtype is not T's.
-template <class T>
-xt::xarray<T> load_exact(const std::filesystem::path& path);
-
 /// Called with a file's Info once its header is read and checked, before its data is decoded (by
 /// load_exact, before it is read): a caller with its own rules for the dtype and shape throws
-/// from it, and the file is opened once. What it throws reaches the caller unchanged.
+/// from it, and the file is opened once. What it throws reaches the caller unchanged. Empty: no
+/// check.
 using InfoCheck = std::function<void(const Info&)>;
-/// load() and load_exact() with `check` run on the header first.
-Array load(const std::filesystem::path& path, const InfoCheck& check);
+
+/// Reads a .npy file (versions 1.0/2.0/3.0; '<', '>' or '|' byte order; C or Fortran order;
+/// dtypes f2/f4/f8, b1, i1..i8, u1..u8). Throws vl::InputError naming the file and the
+/// problem: missing file, bad magic, truncated header or data, malformed header, unsupported
+/// dtype (strings, objects, complex, structured), data size that does not match the shape,
+/// or a 64-bit integer too large to be exact in a double (|x| > 2^53). `check` runs on the
+/// header first.
+Array load(const std::filesystem::path& path, const InfoCheck& check = {});
+
+/// A float32 (T = float) or float64 (T = double) file read straight into an array of T, with
+/// no detour through double: either byte order, C or Fortran order. Throws vl::InputError,
+/// naming the file, where load() would, and when the file's dtype is not T's (after `check`,
+/// which runs on the header first).
 template <class T>
-xt::xarray<T> load_exact(const std::filesystem::path& path, const InfoCheck& check);
+xt::xarray<T> load_exact(const std::filesystem::path& path, const InfoCheck& check = {});
 
 /// The elements as an `xt::xarray<T>` of the file's shape (values cast with `static_cast<T>`;
 /// for bool, non-zero is true).
