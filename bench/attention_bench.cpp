@@ -193,7 +193,7 @@ void BM_sgemm_square(benchmark::State& state) {
 BENCHMARK(BM_attention_plain)->RangeMultiplier(2)->Range(512, 4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_materialized)->RangeMultiplier(2)->Range(512, 4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_fused)->RangeMultiplier(2)->Range(512, 16384)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
-BENCHMARK(BM_attention_fused_1thread)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_attention_fused_1thread)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_attention_fused_blocks)
     ->ArgsProduct({{4096}, {64, 128, 256}, {64, 128, 256, 512}})
     ->Unit(benchmark::kMillisecond)

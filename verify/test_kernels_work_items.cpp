@@ -3,14 +3,43 @@
 // The fused kernels' threads (src/kernels/fused/work_items.hpp): how many workers a call gets
 // (asked for, the machine's, capped by the items and, when unset, by the call's work), and that
 // run_work_items hands every item to exactly one worker, makes each worker's state once and
-// finishes each once, whatever the number of threads.
+// finishes each once, whatever the number of threads. And the threads under them, kept between
+// calls (src/kernels/platform/parked_threads.hpp): a job runs on as many threads as asked, one of
+// them the caller's, every one distinct; the parked threads are reused, not started again; a call
+// made while they are busy (from a job, from another thread at the same time, from a forked child)
+// runs on threads of its own and completes; an exception on any thread reaches the caller after
+// every thread has returned, and the threads serve the next call.
 #include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstddef>
 #include <mutex>
+#include <set>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "kernels/fused/work_items.hpp"
+#include "kernels/platform/parked_threads.hpp"
+
+namespace {
+
+// The threads a call of run_on_threads(threads, …) ran its job on, each once.
+std::vector<std::thread::id> threads_of_one_call(std::size_t threads) {
+  std::mutex m;
+  std::vector<std::thread::id> ids;
+  vl::run_on_threads(threads, [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // so that no thread can run the job twice unseen
+    std::lock_guard lock(m);
+    ids.push_back(std::this_thread::get_id());
+  });
+  return ids;
+}
+
+}  // namespace
 
 // This file's cases, one suite of its program (CMakeLists.txt: verify_<group>, ctest test_kernels_work_items).
 BOOST_AUTO_TEST_SUITE(test_kernels_work_items)
@@ -55,6 +84,84 @@ BOOST_AUTO_TEST_CASE(every_item_once_each_state_made_and_finished_once) {
       BOOST_TEST(made.load() == workers);
       BOOST_TEST(finished == workers);
     }
+}
+
+BOOST_AUTO_TEST_CASE(a_job_runs_once_on_each_thread_the_caller_among_them) {
+  for (std::size_t threads : {0, 1, 2, 3, 5}) {
+    const auto ids = threads_of_one_call(threads);
+    BOOST_TEST(ids.size() == std::max<std::size_t>(threads, 1), threads << " threads");
+    BOOST_TEST(std::set<std::thread::id>(ids.begin(), ids.end()).size() == ids.size(), threads << " threads: a thread ran it twice");
+    BOOST_TEST(std::set<std::thread::id>(ids.begin(), ids.end()).count(std::this_thread::get_id()) == 1u);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_parked_threads_are_reused) {
+  threads_of_one_call(4);
+  const std::size_t parked = vl::parked_thread_count();
+  BOOST_TEST(parked >= 3u);
+  std::set<std::thread::id> seen;
+  for (int call = 0; call < 50; ++call)
+    for (auto id : threads_of_one_call(4)) seen.insert(id);
+  BOOST_TEST(vl::parked_thread_count() == parked);  // none started again
+  BOOST_TEST(seen.size() <= parked + 1);            // the caller's and the parked ones, no others
+}
+
+BOOST_AUTO_TEST_CASE(a_call_from_a_job_runs_on_threads_of_its_own) {
+  std::atomic<int> inner{0};
+  vl::run_on_threads(2, [&] { vl::run_on_threads(3, [&] { ++inner; }); });
+  BOOST_TEST(inner.load() == 2 * 3);
+}
+
+BOOST_AUTO_TEST_CASE(calls_from_two_threads_at_once_both_complete) {
+  std::atomic<int> runs{0};
+  auto caller = [&] {
+    for (int call = 0; call < 200; ++call) vl::run_on_threads(2, [&] { ++runs; });
+  };
+  std::thread a(caller), b(caller);
+  a.join();
+  b.join();
+  BOOST_TEST(runs.load() == 2 * 200 * 2);
+}
+
+BOOST_AUTO_TEST_CASE(an_exception_reaches_the_caller_after_every_thread_returned) {
+  for (bool on_the_caller : {false, true}) {
+    const auto caller = std::this_thread::get_id();
+    std::atomic<int> returned{0};
+    auto job = [&] {
+      const bool mine = std::this_thread::get_id() == caller;
+      if (mine == on_the_caller) throw std::runtime_error("the job failed");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      ++returned;
+    };
+    BOOST_CHECK_THROW(vl::run_on_threads(2, job), std::runtime_error);
+    BOOST_TEST(returned.load() == 1, (on_the_caller ? "the caller threw" : "a parked thread threw"));
+    // The threads serve the next call.
+    std::atomic<int> runs{0};
+    vl::run_on_threads(3, [&] { ++runs; });
+    BOOST_TEST(runs.load() == 3);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_forked_child_runs_on_threads_of_its_own) {
+  threads_of_one_call(2);  // the parent has parked threads, which its child does not inherit
+  const pid_t child = ::fork();
+  BOOST_REQUIRE(child >= 0);
+  if (child == 0) {
+    std::atomic<int> runs{0};
+    vl::run_on_threads(2, [&] { ++runs; });  // would wait forever for a parked thread that is not there
+    ::_exit(runs.load() == 2 ? 0 : 1);
+  }
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  pid_t done = 0;
+  while ((done = ::waitpid(child, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (done == 0) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, &status, 0);
+  }
+  BOOST_TEST(done == child, "the forked child did not finish in 20 s");
+  BOOST_TEST((WIFEXITED(status) && WEXITSTATUS(status) == 0));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <mutex>
 #include <thread>
-#include <vector>
 
 #include "kernels/platform/blas_threads.hpp"
+#include "kernels/platform/parked_threads.hpp"
 
 namespace vl {
 
@@ -33,23 +33,19 @@ inline std::size_t worker_count(std::size_t requested, std::size_t items, std::s
 
 /// For each worker: state = make_state(); body(state, item) for the items it takes; then
 /// finish(state), one worker at a time (to add up its counters). Returns when all are done.
+/// The workers are the calling thread and parked ones (kernels/platform/parked_threads.hpp).
 template <class MakeState, class Body, class Finish>
 void run_work_items(std::size_t threads, std::size_t items, bool calls_blas, MakeState make_state, Body body, Finish finish) {
   if (items == 0) return;
   std::atomic<std::size_t> next{0};
   std::mutex finishing;
-  auto worker = [&] {
+  blas::SingleThreaded single(calls_blas);
+  run_on_threads(threads, [&] {
     auto state = make_state();
     for (std::size_t item = next++; item < items; item = next++) body(state, item);
     std::lock_guard lock(finishing);
     finish(state);
-  };
-  blas::SingleThreaded single(calls_blas);
-  std::vector<std::thread> pool;
-  pool.reserve(threads - 1);
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  });
 }
 
 }  // namespace vl
