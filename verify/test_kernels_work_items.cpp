@@ -4,12 +4,16 @@
 // (asked for, the machine's, capped by the items and, when unset, by the call's work), and that
 // run_work_items hands every item to exactly one worker, makes each worker's state once and
 // finishes each once, whatever the number of threads. And the threads under them, kept between
-// calls (src/kernels/platform/parked_threads.hpp): a job runs on as many threads as asked, one of
-// them the caller's, every one distinct; the parked threads are reused, not started again; a call
+// calls (src/kernels/platform/parked_threads.hpp): a job runs on as many threads as asked, all at
+// once, one of them the caller's, every one distinct, in the caller's floating-point environment
+// (a call that wants fewer than are parked runs on no more); the parked threads are reused, not
+// started again; a call
 // made while they are busy (from a job, from another thread at the same time, from a forked child)
 // runs on threads of its own and completes; an exception on any thread reaches the caller after
 // every thread has returned, and the threads serve the next call.
+#include <algorithm>
 #include <atomic>
+#include <cfenv>
 #include <chrono>
 #include <csignal>
 #include <cstddef>
@@ -27,16 +31,25 @@
 
 namespace {
 
-// The threads a call of run_on_threads(threads, …) ran its job on, each once.
-std::vector<std::thread::id> threads_of_one_call(std::size_t threads) {
-  std::mutex m;
+// The threads a call of run_on_threads(threads, …) ran its job on, and whether they ran it at
+// once: each waits (10 s at most) until all `threads` have arrived.
+struct OneCall {
   std::vector<std::thread::id> ids;
+  bool at_once = true;
+};
+OneCall threads_of_one_call(std::size_t threads) {
+  std::mutex m;
+  OneCall call;
+  std::atomic<std::size_t> arrived{0};
   vl::run_on_threads(threads, [&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // so that no thread can run the job twice unseen
+    ++arrived;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (arrived.load() < std::max<std::size_t>(threads, 1) && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
     std::lock_guard lock(m);
-    ids.push_back(std::this_thread::get_id());
+    call.ids.push_back(std::this_thread::get_id());
+    call.at_once = call.at_once && arrived.load() >= std::max<std::size_t>(threads, 1);
   });
-  return ids;
+  return call;
 }
 
 }  // namespace
@@ -86,12 +99,16 @@ BOOST_AUTO_TEST_CASE(every_item_once_each_state_made_and_finished_once) {
     }
 }
 
-BOOST_AUTO_TEST_CASE(a_job_runs_once_on_each_thread_the_caller_among_them) {
-  for (std::size_t threads : {0, 1, 2, 3, 5}) {
-    const auto ids = threads_of_one_call(threads);
+BOOST_AUTO_TEST_CASE(a_job_runs_once_on_each_thread_at_once_the_caller_among_them) {
+  // 5 then 2: a call that wants fewer threads than are parked runs on no more than it wants.
+  for (std::size_t threads : {0, 1, 2, 3, 5, 2, 1, 4}) {
+    const auto call = threads_of_one_call(threads);
+    const auto& ids = call.ids;
+    const std::set<std::thread::id> distinct(ids.begin(), ids.end());
     BOOST_TEST(ids.size() == std::max<std::size_t>(threads, 1), threads << " threads");
-    BOOST_TEST(std::set<std::thread::id>(ids.begin(), ids.end()).size() == ids.size(), threads << " threads: a thread ran it twice");
-    BOOST_TEST(std::set<std::thread::id>(ids.begin(), ids.end()).count(std::this_thread::get_id()) == 1u);
+    BOOST_TEST(distinct.size() == ids.size(), threads << " threads: a thread ran it twice");
+    BOOST_TEST(distinct.count(std::this_thread::get_id()) == 1u);
+    BOOST_TEST(call.at_once, threads << " threads: not all ran the job at the same time");
   }
 }
 
@@ -101,9 +118,24 @@ BOOST_AUTO_TEST_CASE(the_parked_threads_are_reused) {
   BOOST_TEST(parked >= 3u);
   std::set<std::thread::id> seen;
   for (int call = 0; call < 50; ++call)
-    for (auto id : threads_of_one_call(4)) seen.insert(id);
+    for (auto id : threads_of_one_call(4).ids) seen.insert(id);
   BOOST_TEST(vl::parked_thread_count() == parked);  // none started again
   BOOST_TEST(seen.size() <= parked + 1);            // the caller's and the parked ones, no others
+}
+
+BOOST_AUTO_TEST_CASE(the_job_runs_in_the_callers_floating_point_environment) {
+  threads_of_one_call(3);  // parked threads started in the default environment
+  for (int mode : {FE_DOWNWARD, FE_UPWARD, FE_TONEAREST}) {
+    BOOST_REQUIRE(std::fesetround(mode) == 0);
+    std::mutex m;
+    std::vector<int> modes;
+    vl::run_on_threads(3, [&] {
+      std::lock_guard lock(m);
+      modes.push_back(std::fegetround());
+    });
+    BOOST_TEST(modes.size() == 3u);
+    for (int got : modes) BOOST_TEST(got == mode);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_call_from_a_job_runs_on_threads_of_its_own) {

@@ -20,7 +20,9 @@ namespace vl {
 /// The multiply-adds below which a further thread costs more than it saves: starting one (its
 /// stack mapped and first touched, its join) takes ~50 µs, in which a core does ~10⁶ of them. A
 /// multi-head `lessons eval mha` at S = 16 spent more CPU time on its second thread than on its
-/// products.
+/// products. Measured when every call started its threads; now a process's first call still
+/// starts them, and later calls wake parked ones (tens of µs where they sleep), so the bound errs
+/// toward one thread.
 inline constexpr std::size_t kMultiplyAddsPerThread = std::size_t(1) << 20;
 
 /// Threads for `items` items: `requested` (0: the machine's, and no more than one per

@@ -1,15 +1,21 @@
 // parked_threads.hpp's threads. Our own rather than a library's: the kernels need only "run this
 // function on t threads and wait", and Debian's thread pools (Boost.Asio's thread_pool, TBB)
 // would bring a dependency and a scheduler for that one call.
+//
+// Each parked thread has a slot with a round number; a call that wants it bumps the number and
+// wakes that thread alone (std::atomic::wait / notify_one: a futex), so that parked threads a
+// call does not use are never woken. The caller counts the helpers still running in `pending_`
+// and waits for it to reach 0. The job, the caller's floating-point environment and the helpers'
+// exceptions pass through members written before a slot's bump (release) and read after its
+// wait (acquire), or before the last decrement of pending_ and after the caller sees it at 0.
 #include "kernels/platform/parked_threads.hpp"
 
-#include <algorithm>
 #include <atomic>
+#include <cfenv>
 #include <chrono>
-#include <condition_variable>
 #include <exception>
+#include <memory>
 #include <mutex>
-#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -20,94 +26,105 @@ namespace vl {
 namespace {
 
 // Waits while waiting() holds, for at most 100 µs, yielding the core to anyone who wants it,
-// before a thread sleeps on a condition variable: a sleeping thread takes tens of µs to wake.
-// Measured on back-to-back fused forwards (two cores, Zen 4): n = 512 0.44 → 0.40 ms.
+// before a thread sleeps on a futex: a sleeping thread takes tens of µs to wake. Measured on
+// back-to-back fused forwards (two cores, Zen 4): n = 512 0.44 → 0.40 ms.
 template <class Waiting>
 void spin_while(Waiting waiting) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
   while (waiting() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
 }
 
-// Runs one job at a time on the caller and up to `helpers` parked threads.
+// Runs one job at a time on the caller and parked threads.
 class ParkedThreads {
  public:
   /// job() on the caller and on `helpers` parked threads (fewer where no more can be started).
-  /// False, having run nothing, where the threads are in use or this process is a fork.
+  /// False, having run nothing, where the threads are in use (by another thread, or by this
+  /// one's job) or this process is a fork of the one that started them.
   bool run(std::size_t helpers, const std::function<void()>& job) {
-    std::unique_lock in_use(use_, std::try_to_lock);  // never waits: a busy pool means threads of one's own
-    if (!in_use || ::getpid() != owner_) return false;
-    while (started_ < helpers) {
-      try {
-        std::thread(&ParkedThreads::park, this, started_, generation_.load()).detach();  // generation_ changes only here, under use_
-      } catch (const std::system_error&) {
-        break;  // no more threads: the job runs on those there are
-      }
-      ++started_;
+    if (busy_.exchange(true, std::memory_order_acquire)) return false;
+    struct Release {
+      std::atomic<bool>& busy;
+      ~Release() { busy.store(false, std::memory_order_release); }
+    } release{busy_};
+    if (::getpid() != owner_) return false;
+    while (slots_.size() < helpers && start_one()) {
     }
-    {
-      std::lock_guard lock(state_);
-      job_ = &job;
-      wanted_ = std::min(helpers, started_);
-      pending_ = wanted_;
-      error_ = nullptr;
-      ++generation_;
+    const std::size_t used = std::min(helpers, slots_.size());
+    job_ = &job;
+    std::fegetenv(&env_);
+    error_ = nullptr;
+    pending_.store(unsigned(used), std::memory_order_relaxed);
+    for (std::size_t i = 0; i < used; ++i) {
+      slots_[i]->round.fetch_add(1, std::memory_order_release);
+      slots_[i]->round.notify_one();
     }
-    wake_.notify_all();
     std::exception_ptr error;
     try {
       job();
     } catch (...) {
       error = std::current_exception();
     }
-    spin_while([&] { return pending_.load(std::memory_order_relaxed) != 0; });
-    std::unique_lock lock(state_);
-    done_.wait(lock, [&] { return pending_ == 0; });
+    spin_while([&] { return pending_.load(std::memory_order_acquire) != 0; });
+    for (unsigned left; (left = pending_.load(std::memory_order_acquire)) != 0;) pending_.wait(left, std::memory_order_acquire);
     if (!error) error = error_;
-    job_ = nullptr, error_ = nullptr;
-    lock.unlock();
+    job_ = nullptr;
+    error_ = nullptr;
     if (error) std::rethrow_exception(error);
     return true;
   }
 
-  std::size_t started() {
-    std::lock_guard in_use(use_);
-    return started_;
-  }
+  std::size_t started() const { return started_.load(); }
 
  private:
-  // Thread `index`, started when the last job was number `seen`: waits for a later job, runs it
-  // if the job wants this many helpers, and waits again.
-  void park(std::size_t index, std::size_t seen) {
+  struct Slot {
+    std::atomic<unsigned> round{0};
+  };
+
+  // One more parked thread; false where it cannot be started (no thread, no memory).
+  bool start_one() {
+    try {
+      slots_.push_back(std::make_unique<Slot>());
+    } catch (...) {
+      return false;
+    }
+    try {
+      std::thread(&ParkedThreads::park, this, std::ref(*slots_.back())).detach();
+    } catch (...) {
+      slots_.pop_back();
+      return false;
+    }
+    ++started_;
+    return true;
+  }
+
+  // A parked thread: waits for its slot's next round, runs the job in the caller's
+  // floating-point environment, and waits again.
+  void park(Slot& slot) {
+    unsigned seen = 0;
     for (;;) {
-      spin_while([&] { return generation_.load(std::memory_order_relaxed) == seen; });
-      std::unique_lock lock(state_);
-      wake_.wait(lock, [&] { return generation_ != seen; });
-      seen = generation_;
-      if (index >= wanted_) continue;
-      const std::function<void()>* job = job_;
-      lock.unlock();
-      std::exception_ptr error;
+      spin_while([&] { return slot.round.load(std::memory_order_relaxed) == seen; });
+      slot.round.wait(seen, std::memory_order_acquire);
+      seen = slot.round.load(std::memory_order_acquire);
+      std::fesetenv(&env_);
       try {
-        (*job)();
+        (*job_)();
       } catch (...) {
-        error = std::current_exception();
+        std::lock_guard lock(error_lock_);
+        if (!error_) error_ = std::current_exception();
       }
-      lock.lock();
-      if (error && !error_) error_ = error;
-      if (--pending_ == 0) done_.notify_one();
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
     }
   }
 
   const pid_t owner_ = ::getpid();
-  std::mutex use_;    // held by the call that runs a job; guards started_
-  std::size_t started_ = 0;
-  std::mutex state_;  // guards what follows
-  std::condition_variable wake_, done_;
+  std::atomic<bool> busy_{false};      // a call is running a job (the one that set it owns what follows)
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::atomic<std::size_t> started_{0};
   const std::function<void()>* job_ = nullptr;
-  std::atomic<std::size_t> generation_{0};
-  std::size_t wanted_ = 0;
-  std::atomic<std::size_t> pending_{0};
-  std::exception_ptr error_;
+  std::fenv_t env_{};
+  std::atomic<unsigned> pending_{0};  // helpers of this round still running
+  std::mutex error_lock_;
+  std::exception_ptr error_;          // the first a helper threw this round
 };
 
 // Never destroyed: its threads wait on it until the process ends.
@@ -129,13 +146,11 @@ void run_on_own_threads(std::size_t helpers, const std::function<void()>& job) {
     }
   };
   std::vector<std::thread> pool;
-  pool.reserve(helpers);
-  for (std::size_t t = 0; t < helpers; ++t) {
-    try {
-      pool.emplace_back(guarded);
-    } catch (const std::system_error&) {
-      break;
-    }
+  try {
+    pool.reserve(helpers);
+    for (std::size_t t = 0; t < helpers; ++t) pool.emplace_back(guarded);
+  } catch (...) {
+    // no more threads (or no memory for them): the job runs on those there are
   }
   guarded();
   for (auto& t : pool) t.join();
