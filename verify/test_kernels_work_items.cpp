@@ -17,6 +17,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -31,22 +32,30 @@
 
 namespace {
 
-// The threads a call of run_on_threads(threads, …) ran its job on, and whether they ran it at
-// once: each waits (10 s at most) until all `threads` have arrived.
+// The threads a call of run_on_threads(threads, …) ran its job on, the index and count each was
+// given (the caller's index apart), and whether they ran it at once: each waits (10 s at most)
+// until all `threads` have arrived.
 struct OneCall {
   std::vector<std::thread::id> ids;
+  std::set<std::size_t> indices;
+  std::set<std::size_t> counts;
+  std::size_t callers_index = SIZE_MAX;
   bool at_once = true;
 };
 OneCall threads_of_one_call(std::size_t threads) {
   std::mutex m;
   OneCall call;
   std::atomic<std::size_t> arrived{0};
-  vl::run_on_threads(threads, [&] {
+  const auto caller = std::this_thread::get_id();
+  vl::run_on_threads(threads, [&](std::size_t index, std::size_t count) {
     ++arrived;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (arrived.load() < std::max<std::size_t>(threads, 1) && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
     std::lock_guard lock(m);
     call.ids.push_back(std::this_thread::get_id());
+    call.indices.insert(index);
+    call.counts.insert(count);
+    if (std::this_thread::get_id() == caller) call.callers_index = index;
     call.at_once = call.at_once && arrived.load() >= std::max<std::size_t>(threads, 1);
   });
   return call;
@@ -108,6 +117,11 @@ BOOST_AUTO_TEST_CASE(a_job_runs_once_on_each_thread_at_once_the_caller_among_the
     BOOST_TEST(ids.size() == std::max<std::size_t>(threads, 1), threads << " threads");
     BOOST_TEST(distinct.size() == ids.size(), threads << " threads: a thread ran it twice");
     BOOST_TEST(distinct.count(std::this_thread::get_id()) == 1u);
+    // Indices 0 … count − 1, each once, the caller's 0; every thread told the same count.
+    BOOST_TEST(call.indices.size() == ids.size());
+    BOOST_TEST((!call.indices.empty() && *call.indices.begin() == 0 && *call.indices.rbegin() == ids.size() - 1));
+    BOOST_TEST(call.callers_index == 0u);
+    BOOST_TEST((call.counts == std::set<std::size_t>{ids.size()}), threads << " threads: a thread was told another count");
     BOOST_TEST(call.at_once, threads << " threads: not all ran the job at the same time");
   }
 }
@@ -129,7 +143,7 @@ BOOST_AUTO_TEST_CASE(the_job_runs_in_the_callers_floating_point_environment) {
     BOOST_REQUIRE(std::fesetround(mode) == 0);
     std::mutex m;
     std::vector<int> modes;
-    vl::run_on_threads(3, [&] {
+    vl::run_on_threads(3, [&](std::size_t, std::size_t) {
       std::lock_guard lock(m);
       modes.push_back(std::fegetround());
     });
@@ -140,14 +154,24 @@ BOOST_AUTO_TEST_CASE(the_job_runs_in_the_callers_floating_point_environment) {
 
 BOOST_AUTO_TEST_CASE(a_call_from_a_job_runs_on_threads_of_its_own) {
   std::atomic<int> inner{0};
-  vl::run_on_threads(2, [&] { vl::run_on_threads(3, [&] { ++inner; }); });
+  // The inner calls run on threads of their own: each of its threads is told its index and the count 3.
+  std::mutex m;
+  std::multiset<std::size_t> inner_indices;
+  vl::run_on_threads(2, [&](std::size_t, std::size_t) {
+    vl::run_on_threads(3, [&](std::size_t index, std::size_t count) {
+      ++inner;
+      std::lock_guard lock(m);
+      inner_indices.insert(count == 3 ? index : SIZE_MAX);
+    });
+  });
+  BOOST_TEST((inner_indices == std::multiset<std::size_t>{0, 0, 1, 1, 2, 2}));
   BOOST_TEST(inner.load() == 2 * 3);
 }
 
 BOOST_AUTO_TEST_CASE(calls_from_two_threads_at_once_both_complete) {
   std::atomic<int> runs{0};
   auto caller = [&] {
-    for (int call = 0; call < 200; ++call) vl::run_on_threads(2, [&] { ++runs; });
+    for (int call = 0; call < 200; ++call) vl::run_on_threads(2, [&](std::size_t, std::size_t) { ++runs; });
   };
   std::thread a(caller), b(caller);
   a.join();
@@ -159,7 +183,7 @@ BOOST_AUTO_TEST_CASE(an_exception_reaches_the_caller_after_every_thread_returned
   for (bool on_the_caller : {false, true}) {
     const auto caller = std::this_thread::get_id();
     std::atomic<int> returned{0};
-    auto job = [&] {
+    auto job = [&](std::size_t, std::size_t) {
       const bool mine = std::this_thread::get_id() == caller;
       if (mine == on_the_caller) throw std::runtime_error("the job failed");
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -169,7 +193,7 @@ BOOST_AUTO_TEST_CASE(an_exception_reaches_the_caller_after_every_thread_returned
     BOOST_TEST(returned.load() == 1, (on_the_caller ? "the caller threw" : "a parked thread threw"));
     // The threads serve the next call.
     std::atomic<int> runs{0};
-    vl::run_on_threads(3, [&] { ++runs; });
+    vl::run_on_threads(3, [&](std::size_t, std::size_t) { ++runs; });
     BOOST_TEST(runs.load() == 3);
   }
 }
@@ -180,7 +204,7 @@ BOOST_AUTO_TEST_CASE(a_forked_child_runs_on_threads_of_its_own) {
   BOOST_REQUIRE(child >= 0);
   if (child == 0) {
     std::atomic<int> runs{0};
-    vl::run_on_threads(2, [&] { ++runs; });  // would wait forever for a parked thread that is not there
+    vl::run_on_threads(2, [&](std::size_t, std::size_t) { ++runs; });  // would wait forever for a parked thread that is not there
     ::_exit(runs.load() == 2 ? 0 : 1);
   }
   int status = 0;

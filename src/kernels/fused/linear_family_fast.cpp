@@ -5,16 +5,14 @@
 #include <atomic>
 #include <barrier>
 #include <cmath>
-#include <functional>
 #include <stdexcept>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "kernels/fused/block_gemm.hpp"
 #include "kernels/fused/softmax_rows.hpp"  // row_exp_sum, exp_of: the fused attention's exp
 #include "kernels/fused/work_items.hpp"  // worker_count
 #include "kernels/platform/blas_threads.hpp"
+#include "kernels/platform/parked_threads.hpp"
 #include "kernels/platform/vector_path.hpp"
 #include "kernels/reference/linear_family_heads.hpp"  // check_family_inputs
 
@@ -256,18 +254,11 @@ FamilyResult<T> linear_family_chunked_fast(const FamilyInputs<T>& in, const Fami
       step_done.arrive_and_wait();
     }
   };
-  std::vector<std::thread> pool;
-  pool.reserve(workers - 1);
-  for (std::size_t t = 1; t < workers; ++t) {
-    try {
-      pool.emplace_back(worker, std::ref(spaces[t]));
-    } catch (const std::system_error&) {  // no more threads to be had: the barrier waits for those started
-      for (std::size_t missing = t; missing < workers; ++missing) step_done.arrive_and_drop();
-      break;
-    }
-  }
-  worker(spaces[0]);
-  for (auto& t : pool) t.join();
+  run_on_threads(workers, [&](std::size_t index, std::size_t count) {  // kernels/platform/parked_threads.hpp
+    if (index == 0)  // fewer threads than asked could be started: the barrier waits for those there are
+      for (std::size_t missing = count; missing < workers; ++missing) step_done.arrive_and_drop();
+    worker(spaces[index]);
+  });
   return r;
 }
 

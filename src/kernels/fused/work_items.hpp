@@ -42,7 +42,7 @@ void run_work_items(std::size_t threads, std::size_t items, bool calls_blas, Mak
   std::atomic<std::size_t> next{0};
   std::mutex finishing;
   blas::SingleThreaded single(calls_blas);
-  run_on_threads(threads, [&] {
+  run_on_threads(threads, [&](std::size_t, std::size_t) {
     auto state = make_state();
     for (std::size_t item = next++; item < items; item = next++) body(state, item);
     std::lock_guard lock(finishing);

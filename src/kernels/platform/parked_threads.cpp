@@ -40,7 +40,7 @@ class ParkedThreads {
   /// job() on the caller and on `helpers` parked threads (fewer where no more can be started).
   /// False, having run nothing, where the threads are in use (by another thread, or by this
   /// one's job) or this process is a fork of the one that started them.
-  bool run(std::size_t helpers, const std::function<void()>& job) {
+  bool run(std::size_t helpers, const ThreadJob& job) {
     if (busy_.exchange(true, std::memory_order_acquire)) return false;
     struct Release {
       std::atomic<bool>& busy;
@@ -51,6 +51,7 @@ class ParkedThreads {
     }
     const std::size_t used = std::min(helpers, slots_.size());
     job_ = &job;
+    count_ = used + 1;
     std::fegetenv(&env_);
     error_ = nullptr;
     pending_.store(unsigned(used), std::memory_order_relaxed);
@@ -60,7 +61,7 @@ class ParkedThreads {
     }
     std::exception_ptr error;
     try {
-      job();
+      job(0, count_);
     } catch (...) {
       error = std::current_exception();
     }
@@ -77,13 +78,15 @@ class ParkedThreads {
 
  private:
   struct Slot {
+    explicit Slot(std::size_t i) : index(i) {}
+    const std::size_t index;  // the job's thread index: 1, 2, … (the caller is 0)
     std::atomic<unsigned> round{0};
   };
 
   // One more parked thread; false where it cannot be started (no thread, no memory).
   bool start_one() {
     try {
-      slots_.push_back(std::make_unique<Slot>());
+      slots_.push_back(std::make_unique<Slot>(slots_.size() + 1));
     } catch (...) {
       return false;
     }
@@ -107,7 +110,7 @@ class ParkedThreads {
       seen = slot.round.load(std::memory_order_acquire);
       std::fesetenv(&env_);
       try {
-        (*job_)();
+        (*job_)(slot.index, count_);
       } catch (...) {
         std::lock_guard lock(error_lock_);
         if (!error_) error_ = std::current_exception();
@@ -120,7 +123,8 @@ class ParkedThreads {
   std::atomic<bool> busy_{false};      // a call is running a job (the one that set it owns what follows)
   std::vector<std::unique_ptr<Slot>> slots_;
   std::atomic<std::size_t> started_{0};
-  const std::function<void()>* job_ = nullptr;
+  const ThreadJob* job_ = nullptr;
+  std::size_t count_ = 0;  // the threads this round's job runs on
   std::fenv_t env_{};
   std::atomic<unsigned> pending_{0};  // helpers of this round still running
   std::mutex error_lock_;
@@ -133,13 +137,16 @@ ParkedThreads& parked() {
   return *threads;
 }
 
-// Threads of the call's own, joined before it returns.
-void run_on_own_threads(std::size_t helpers, const std::function<void()>& job) {
+// Threads of the call's own, joined before it returns. They wait to start until all that could
+// be started are, so that every one is told the same count.
+void run_on_own_threads(std::size_t helpers, const ThreadJob& job) {
   std::mutex guard;
   std::exception_ptr first;
-  auto guarded = [&] {
+  std::atomic<std::size_t> count{0};  // 0 until every thread that could start has
+  auto guarded = [&](std::size_t index) {
     try {
-      job();
+      if (index > 0) count.wait(0, std::memory_order_acquire);
+      job(index, count.load(std::memory_order_acquire));
     } catch (...) {
       std::lock_guard lock(guard);
       if (!first) first = std::current_exception();
@@ -148,19 +155,21 @@ void run_on_own_threads(std::size_t helpers, const std::function<void()>& job) {
   std::vector<std::thread> pool;
   try {
     pool.reserve(helpers);
-    for (std::size_t t = 0; t < helpers; ++t) pool.emplace_back(guarded);
+    for (std::size_t t = 1; t <= helpers; ++t) pool.emplace_back(guarded, t);
   } catch (...) {
     // no more threads (or no memory for them): the job runs on those there are
   }
-  guarded();
+  count.store(pool.size() + 1, std::memory_order_release);
+  count.notify_all();
+  guarded(0);
   for (auto& t : pool) t.join();
   if (first) std::rethrow_exception(first);
 }
 
 }  // namespace
 
-void run_on_threads(std::size_t threads, const std::function<void()>& job) {
-  if (threads <= 1) return job();
+void run_on_threads(std::size_t threads, const ThreadJob& job) {
+  if (threads <= 1) return job(0, 1);
   if (!parked().run(threads - 1, job)) run_on_own_threads(threads - 1, job);
 }
 
