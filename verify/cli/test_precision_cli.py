@@ -227,7 +227,7 @@ class Float32(unittest.TestCase):
                 self.assertIn(f"[{precision}]", r.stdout)
                 self.assertTrue(any(tc.get("name", "").endswith(f"[{precision}]") for tc in junit.iter("testcase")))
                 # Its verdicts are the full audit's in that precision.
-                full = {c["id"]: c for c in self.judged(backend, 0, precision).values()}
+                full = self.judged(backend, 0, precision)  # id -> claim
                 for c in claims:
                     self.assertEqual((c["status"], [ch["measured"] for ch in c["checks"]]),
                                      (full[c["id"]]["status"], [ch["measured"] for ch in full[c["id"]]["checks"]]), c["id"])
