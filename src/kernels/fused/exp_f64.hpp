@@ -32,10 +32,10 @@ __attribute__((always_inline)) inline void exp_f64(const F& x, F& out) {
   const F xc = x < lo ? lo : x;  // NaN stays NaN
   F t;
   M::fma(xc, F{} + log2e, F{} + shifter, t);
-  const F n = t - shifter;  // round to nearest, as a double
+  const F neg_n = shifter - t;  // −n, n = round(x / ln 2), exactly (one operation: no negation after)
   F r;
-  M::fma(-n, F{} + ln2_hi, xc, r);  // exact
-  M::fma(-n, F{} + ln2_lo, r, r);
+  M::fma(neg_n, F{} + ln2_hi, xc, r);  // exact
+  M::fma(neg_n, F{} + ln2_lo, r, r);
   F p = F{} + 1.0 / 6227020800.0;  // 1/13!: P's r¹¹ coefficient (P = Σₖ rᵏ / (k + 2)!)
   M::fma(p, r, F{} + 1.0 / 479001600.0, p);
   M::fma(p, r, F{} + 1.0 / 39916800.0, p);

@@ -40,10 +40,10 @@ __attribute__((always_inline)) inline void exp_f32(const F& x, F& out) {
   const F xc = x < lo ? lo : x;  // NaN stays NaN
   F t;  // x / ln 2 + 1.5·2²³, rounded once: t holds round(x / ln 2) in its low bits
   M::fma(xc, F{} + 1.44269504088896341f, F{} + 12582912.0f, t);
-  const F n = t - 12582912.0f;  // round to nearest, as a float
+  const F neg_n = 12582912.0f - t;  // −n, n = round(x / ln 2), exactly (one operation: no negation after)
   F r;
-  M::fma(-n, F{} + C::ln2_hi, xc, r);  // exact
-  M::fma(-n, F{} + C::ln2_lo, r, r);
+  M::fma(neg_n, F{} + C::ln2_hi, xc, r);  // exact
+  M::fma(neg_n, F{} + C::ln2_lo, r, r);
   F p = F{} + C::p0;
   M::fma(p, r, F{} + C::p1, p);
   M::fma(p, r, F{} + C::p2, p);
