@@ -5,6 +5,8 @@
 // multiply-add of each vector path (kernels/platform/multiply_add.hpp: a·b + c rounded once, the
 // same bits as std::fma in every lane; a path this CPU lacks is reported, not passed), and
 // OpenBLAS on one thread for the life of an object (kernels/platform/blas_threads.hpp).
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -193,6 +195,25 @@ BOOST_AUTO_TEST_CASE(blas_library_opened_on_demand) {
   BOOST_TEST(vl::blas::symbol("openblas_get_corename") != nullptr);
   BOOST_TEST(vl::blas::symbol("vl_no_such_routine") == nullptr);
   BOOST_TEST(std::string(vl::blas::library_name()).find("openblas") != std::string::npos);
+}
+
+// library_loaded remembers its answer until the dynamic loader loads or unloads an object: a
+// library someone else opens later, or closes, is seen at once. libBrokenLocale.so.1 (glibc's,
+// in libc6) is a library nothing here loads.
+BOOST_AUTO_TEST_CASE(library_loaded_sees_later_opens_and_closes) {
+  const char* name = "libBrokenLocale.so.1";
+  BOOST_TEST(!vl::blas::library_loaded(name));
+  BOOST_TEST(!vl::blas::library_loaded(name));  // the remembered answer
+  void* h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
+  if (!h) {
+    BOOST_TEST_MESSAGE("library_loaded: not run, " << name << " cannot be opened here");
+    return;
+  }
+  BOOST_TEST(vl::blas::library_loaded(name));
+  BOOST_TEST(vl::blas::library_loaded(name));
+  BOOST_TEST(dlclose(h) == 0);
+  BOOST_TEST(!vl::blas::library_loaded(name));
+  BOOST_TEST(vl::blas::library_loaded(vl::blas::library_name()) == vl::blas::loaded());
 }
 
 // SingleThreaded: OpenBLAS on one thread while it lives, the earlier count back afterwards (also

@@ -25,11 +25,18 @@ namespace vl {
 /// toward one thread.
 inline constexpr std::size_t kMultiplyAddsPerThread = std::size_t(1) << 20;
 
+/// The machine's hardware threads, asked once per process: std::thread::hardware_concurrency
+/// reads /sys/devices/system/cpu/online on every call (glibc's get_nprocs).
+inline std::size_t machine_threads() {
+  static const std::size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  return threads;
+}
+
 /// Threads for `items` items: `requested` (0: the machine's, and no more than one per
 /// kMultiplyAddsPerThread of the call's `work`), at least 1, at most items.
 inline std::size_t worker_count(std::size_t requested, std::size_t items, std::size_t work = SIZE_MAX) {
   std::size_t t = requested;
-  if (!t) t = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), 1 + work / kMultiplyAddsPerThread);
+  if (!t) t = std::min<std::size_t>(machine_threads(), 1 + work / kMultiplyAddsPerThread);
   return std::max<std::size_t>(1, std::min(t, items));
 }
 

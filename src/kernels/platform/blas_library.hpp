@@ -18,6 +18,10 @@ void* library();
 /// Whether the library is in the process, opened by us or by anyone else (asking opens nothing).
 bool loaded();
 
+/// Whether the library of this file name is in the process, loaded by anyone (asking opens
+/// nothing). An answer is remembered until the dynamic loader next loads or unloads an object.
+bool library_loaded(const char* soname);
+
 /// A symbol of the library (opening it), or null when the library has no such symbol.
 void* symbol(const char* name);
 
