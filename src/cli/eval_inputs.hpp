@@ -10,6 +10,7 @@
 
 #include "core/errors.hpp"
 #include "numeric/compare.hpp"  // dims_string: the shapes in its messages
+#include "numeric/first_non_finite.hpp"
 #include "numeric/npy.hpp"
 #include "numeric/precision.hpp"
 
@@ -64,9 +65,8 @@ xt::xarray<T> checked_input(const std::string& path, const std::string& option, 
   xt::xarray<T> x = precision == Precision::float16 ? npy::to_xarray<T>(load_npy(path, option))  // exact in double
                                                 : for_option(option, [&] { return npy::load_exact<T>(path); });
   const T* values = x.data();  // row-major, as read
-  for (std::size_t i = 0; i < x.size(); ++i)
-    if (!std::isfinite(values[i]))
-      throw InputError(fmt::format("{} {}: value at flat index {} is {} (inputs must be finite)", option, path, i, values[i]));
+  if (const std::size_t i = first_non_finite(values, x.size()); i < x.size())
+    throw InputError(fmt::format("{} {}: value at flat index {} is {} (inputs must be finite)", option, path, i, values[i]));
   return x;
 }
 

@@ -23,6 +23,7 @@
 
 #include "core/errors.hpp"
 #include "numeric/float16.hpp"
+#include "numeric/fresh_memory.hpp"
 #include "numeric/precision.hpp"
 
 namespace vl::npy {
@@ -537,6 +538,7 @@ xt::xarray<T> read_exact(const std::filesystem::path& path, const InfoCheck& che
   if (is_plain(l, 'f', sizeof(T))) {
     // The data straight into the array: no second buffer of the file's size to fault in and copy
     // (for `lessons eval`'s inputs, about half their reading time). parse_layout checked the size.
+    prepare_to_fill(out.data(), l.count * sizeof(T));
     read_exactly(f.in, path, l.data_offset, out.data(), l.count * sizeof(T));
     return out;
   }

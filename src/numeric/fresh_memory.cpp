@@ -1,0 +1,40 @@
+// fresh_memory.hpp's advice.
+#include "numeric/fresh_memory.hpp"
+
+#include <cstdint>
+
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
+namespace vl {
+
+namespace {
+
+// [data, data + bytes) shrunk to whole `unit`s: its first and last partial units may hold other
+// objects, whose pages are not ours to advise on.
+struct Range {
+  std::uintptr_t begin, end;
+};
+Range whole_units(void* data, std::size_t bytes, std::uintptr_t unit) {
+  const auto first = reinterpret_cast<std::uintptr_t>(data);
+  return {(first + unit - 1) / unit * unit, (first + bytes) / unit * unit};
+}
+
+}  // namespace
+
+void prepare_to_fill(void* data, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MADV_POPULATE_WRITE)
+  constexpr std::uintptr_t kPage = 4096, kHugePage = std::uintptr_t(2) << 20;
+  constexpr std::size_t kWorthIt = 16 * kPage;  // below this, a few faults cost less than the calls
+  if (bytes < kWorthIt) return;
+  if (const Range huge = whole_units(data, bytes, kHugePage); huge.end > huge.begin)
+    (void)::madvise(reinterpret_cast<void*>(huge.begin), huge.end - huge.begin, MADV_HUGEPAGE);
+  if (const Range pages = whole_units(data, bytes, kPage); pages.end > pages.begin)
+    (void)::madvise(reinterpret_cast<void*>(pages.begin), pages.end - pages.begin, MADV_POPULATE_WRITE);
+#else
+  (void)data, (void)bytes;
+#endif
+}
+
+}  // namespace vl
