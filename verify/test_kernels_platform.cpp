@@ -197,23 +197,25 @@ BOOST_AUTO_TEST_CASE(blas_library_opened_on_demand) {
   BOOST_TEST(std::string(vl::blas::library_name()).find("openblas") != std::string::npos);
 }
 
-// library_loaded remembers its answer until the dynamic loader loads or unloads an object: a
+// LibraryPresence keeps its answer until the dynamic loader loads or unloads an object: a
 // library someone else opens later, or closes, is seen at once. libBrokenLocale.so.1 (glibc's,
 // in libc6) is a library nothing here loads.
-BOOST_AUTO_TEST_CASE(library_loaded_sees_later_opens_and_closes) {
+BOOST_AUTO_TEST_CASE(library_presence_sees_later_opens_and_closes) {
   const char* name = "libBrokenLocale.so.1";
-  BOOST_TEST(!vl::blas::library_loaded(name));
-  BOOST_TEST(!vl::blas::library_loaded(name));  // the remembered answer
+  vl::blas::LibraryPresence present(name);
+  BOOST_TEST(!present());
+  BOOST_TEST(!present());  // the kept answer
   void* h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
   if (!h) {
-    BOOST_TEST_MESSAGE("library_loaded: not run, " << name << " cannot be opened here");
+    BOOST_TEST_MESSAGE("LibraryPresence: not run, " << name << " cannot be opened here");
     return;
   }
-  BOOST_TEST(vl::blas::library_loaded(name));
-  BOOST_TEST(vl::blas::library_loaded(name));
+  BOOST_TEST(present());
+  BOOST_TEST(present());
   BOOST_TEST(dlclose(h) == 0);
-  BOOST_TEST(!vl::blas::library_loaded(name));
-  BOOST_TEST(vl::blas::library_loaded(vl::blas::library_name()) == vl::blas::loaded());
+  BOOST_TEST(!present());
+  vl::blas::LibraryPresence blas(vl::blas::library_name());
+  BOOST_TEST(blas() == vl::blas::loaded());
 }
 
 // SingleThreaded: OpenBLAS on one thread while it lives, the earlier count back afterwards (also
