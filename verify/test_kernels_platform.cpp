@@ -3,23 +3,31 @@
 // The platform pieces the fused kernels stand on: GCC's vector types (kernels/platform/
 // vector_types.hpp: sizes, lane counts, lane-wise operations with the scalar's bits), the fused
 // multiply-add of each vector path (kernels/platform/multiply_add.hpp: a·b + c rounded once, the
-// same bits as std::fma in every lane; a path this CPU lacks is reported, not passed), and
-// OpenBLAS on one thread for the life of an object (kernels/platform/blas_threads.hpp).
+// same bits as std::fma in every lane; a path this CPU lacks is reported, not passed),
+// OpenBLAS on one thread for the life of an object (kernels/platform/blas_threads.hpp), and
+// whether a library is loaded, asked again only when the loader has changed what is
+// (kernels/platform/library_presence.hpp), also in a forked child.
 #include <dlfcn.h>
+#include <link.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
-
+#include "forked_child.hpp"
 #include "kernels/fused/blas_gemm.hpp"
 #include "kernels/platform/blas_library.hpp"
 #include "kernels/platform/blas_threads.hpp"
+#include "kernels/platform/library_presence.hpp"
 #include "kernels/platform/multiply_add.hpp"
 #include "kernels/platform/vector_path.hpp"
 #include "kernels/platform/vector_types.hpp"
@@ -197,25 +205,66 @@ BOOST_AUTO_TEST_CASE(blas_library_opened_on_demand) {
   BOOST_TEST(std::string(vl::blas::library_name()).find("openblas") != std::string::npos);
 }
 
-// LibraryPresence keeps its answer until the dynamic loader loads or unloads an object: a
-// library someone else opens later, or closes, is seen at once. libBrokenLocale.so.1 (glibc's,
-// in libc6) is a library nothing here loads.
+// LibraryPresence (kernels/platform/library_presence.hpp) keeps its answer until the dynamic
+// loader loads or unloads an object: a library someone else opens later, or closes, is seen at
+// once. libBrokenLocale.so.1 (glibc's, in Debian's libc6) is a library nothing here loads.
+constexpr const char* kUnusedLibrary = "libBrokenLocale.so.1";
+
 BOOST_AUTO_TEST_CASE(library_presence_sees_later_opens_and_closes) {
-  const char* name = "libBrokenLocale.so.1";
-  vl::blas::LibraryPresence present(name);
+  vl::LibraryPresence present(kUnusedLibrary);
   BOOST_TEST(!present());
-  BOOST_TEST(!present());  // the kept answer
-  void* h = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
-  if (!h) {
-    BOOST_TEST_MESSAGE("LibraryPresence: not run, " << name << " cannot be opened here");
-    return;
-  }
+  BOOST_TEST(!present());
+  void* h = dlopen(kUnusedLibrary, RTLD_LAZY | RTLD_LOCAL);
+  BOOST_TEST_REQUIRE(h != nullptr, kUnusedLibrary << " cannot be opened: " << dlerror());
   BOOST_TEST(present());
   BOOST_TEST(present());
   BOOST_TEST(dlclose(h) == 0);
   BOOST_TEST(!present());
-  vl::blas::LibraryPresence blas(vl::blas::library_name());
+  vl::LibraryPresence blas(vl::blas::library_name());
   BOOST_TEST(blas() == vl::blas::loaded());
+}
+
+// A child forked while another thread of its parent is inside dl_iterate_phdr (whose lock glibc
+// does not reset at fork) still gets its answers: it asks dlopen, and never waits on that lock.
+BOOST_AUTO_TEST_CASE(library_presence_in_a_child_forked_during_dl_iterate_phdr) {
+  vl::LibraryPresence present(kUnusedLibrary);
+  BOOST_TEST(!present());  // made, and asked, in the parent
+  struct Hold {
+    std::mutex m;
+    std::condition_variable cv;
+    bool inside = false, release = false;
+  } hold;
+  std::thread holder([&] {
+    dl_iterate_phdr(
+        [](dl_phdr_info*, std::size_t, void* arg) {
+          auto& h = *static_cast<Hold*>(arg);
+          std::unique_lock lock(h.m);
+          h.inside = true;
+          h.cv.notify_all();
+          h.cv.wait(lock, [&] { return h.release; });
+          return 1;
+        },
+        &hold);
+  });
+  {
+    std::unique_lock lock(hold.m);
+    hold.cv.wait(lock, [&] { return hold.inside; });
+  }
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // (Opening a library here would wait on that lock too: glibc takes it to add the library.)
+    ::_exit(!present() && !present() ? 0 : 1);
+  }
+  const bool forked = child > 0;
+  const bool succeeded = forked && forked_child_succeeded(child, 20, "LibraryPresence asked in a forked child");
+  {
+    std::lock_guard lock(hold.m);
+    hold.release = true;
+  }
+  hold.cv.notify_all();
+  holder.join();
+  BOOST_TEST_REQUIRE(forked);
+  BOOST_TEST(succeeded);
 }
 
 // SingleThreaded: OpenBLAS on one thread while it lives, the earlier count back afterwards (also

@@ -15,7 +15,6 @@
 #include <atomic>
 #include <cfenv>
 #include <chrono>
-#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -24,9 +23,9 @@
 #include <thread>
 #include <vector>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "forked_child.hpp"
 #include "kernels/fused/work_items.hpp"
 #include "kernels/platform/parked_threads.hpp"
 
@@ -207,17 +206,7 @@ BOOST_AUTO_TEST_CASE(a_forked_child_runs_on_threads_of_its_own) {
     vl::run_on_threads(2, [&](std::size_t, std::size_t) { ++runs; });  // would wait forever for a parked thread that is not there
     ::_exit(runs.load() == 2 ? 0 : 1);
   }
-  int status = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  pid_t done = 0;
-  while ((done = ::waitpid(child, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  if (done == 0) {
-    ::kill(child, SIGKILL);
-    ::waitpid(child, &status, 0);
-  }
-  BOOST_TEST(done == child, "the forked child did not finish in 20 s");
-  BOOST_TEST((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  BOOST_TEST(forked_child_succeeded(child, 20, "run_on_threads on 2 threads"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

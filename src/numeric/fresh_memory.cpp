@@ -24,17 +24,18 @@ Range whole_units(void* data, std::size_t bytes, std::uintptr_t unit) {
 }  // namespace
 
 void prepare_to_fill(void* data, std::size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MADV_POPULATE_WRITE)
-  constexpr std::uintptr_t kPage = 4096, kHugePage = std::uintptr_t(2) << 20;
-  constexpr std::size_t kWorthIt = 16 * kPage;  // below this, a few faults cost less than the calls
+  constexpr std::size_t kWorthIt = 16 * 4096;  // below this, a few faults cost less than the calls
   if (bytes < kWorthIt) return;
-  if (const Range huge = whole_units(data, bytes, kHugePage); huge.end > huge.begin)
+  // Each advice on its own: headers older than glibc 2.35 lack MADV_POPULATE_WRITE, not MADV_HUGEPAGE.
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (const Range huge = whole_units(data, bytes, std::uintptr_t(2) << 20); huge.end > huge.begin)
     (void)::madvise(reinterpret_cast<void*>(huge.begin), huge.end - huge.begin, MADV_HUGEPAGE);
-  if (const Range pages = whole_units(data, bytes, kPage); pages.end > pages.begin)
-    (void)::madvise(reinterpret_cast<void*>(pages.begin), pages.end - pages.begin, MADV_POPULATE_WRITE);
-#else
-  (void)data, (void)bytes;
 #endif
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+  if (const Range pages = whole_units(data, bytes, 4096); pages.end > pages.begin)
+    (void)::madvise(reinterpret_cast<void*>(pages.begin), pages.end - pages.begin, MADV_POPULATE_WRITE);
+#endif
+  (void)data;
 }
 
 }  // namespace vl

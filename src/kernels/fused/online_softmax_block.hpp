@@ -44,9 +44,10 @@ template <class E, class V, class I, class C, class M>
   else exp_f64<V, I, M>(x, out);
 }
 
-// m = −∞ ? if_none : if_seen, lane by lane, for a running maximum m (never NaN). Vectors compare
-// m's bits with −∞'s (the one pattern of −∞) and select with bit masks: GCC 12 stops with an
-// internal error on a float comparison's select here for 8 doubles on AVX-512.
+// m = −∞ ? if_none : if_seen, lane by lane, for a running maximum m. Vectors compare m's bits with
+// −∞'s (the one pattern of −∞; a NaN m, as the backward's saved lse may be, is not −∞ either way)
+// and select with bit masks: GCC 12 stops with an internal error on a float comparison's select
+// here for 8 doubles on AVX-512.
 // The result goes out through a reference, as exp_f32's (-Wpsabi).
 template <class E, class V, class I>
 [[gnu::always_inline]] inline void unless_none(const V& m, const V& if_seen, const V& if_none, V& out) {

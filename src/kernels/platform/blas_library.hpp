@@ -9,29 +9,15 @@
 // routines it calls are defined in cblas_on_demand.cpp, each opening the library on its first
 // call (dlopen, RTLD_GLOBAL: afterwards its symbols are found as if it had been linked). glibc
 // has no lazy loading of a linked library, hence these few lines of our own.
-#include <atomic>
-#include <cstdint>
-
 namespace vl::blas {
 
 /// The library's dlopen handle, opened on the first call (thread-safe). Throws
 /// std::runtime_error naming the library and dlopen's reason when it cannot be opened.
 void* library();
 
-/// Whether the library is in the process, opened by us or by anyone else (asking opens nothing).
+/// Whether the library is in the process, opened by us or by anyone else (asking opens nothing:
+/// kernels/platform/library_presence.hpp).
 bool loaded();
-
-/// Whether the library of a file name is in the process, loaded by anyone (asking opens
-/// nothing). An answer is kept until the dynamic loader next loads or unloads an object.
-class LibraryPresence {
- public:
-  explicit LibraryPresence(const char* soname) : soname_(soname) {}
-  bool operator()();
-
- private:
-  const char* soname_;
-  std::atomic<std::uint64_t> answer_{0};
-};
 
 /// A symbol of the library (opening it), or null when the library has no such symbol.
 void* symbol(const char* name);
