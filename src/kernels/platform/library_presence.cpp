@@ -9,17 +9,17 @@ namespace vl {
 
 namespace {
 
-// The loader's counts of objects loaded and unloaded so far, packed as LibraryPresence keeps
-// them (they would wrap after 2³¹ loads).
-std::uint64_t loader_counts() {
-  std::uint64_t counts = 0;
+// How many objects the loader has loaded plus how many it has unloaded so far: both only grow,
+// so their sum changes exactly when either does. Shifted clear of LibraryPresence's two flag bits.
+std::uint64_t loader_events() {
+  std::uint64_t events = 0;
   dl_iterate_phdr(
       [](dl_phdr_info* info, std::size_t, void* out) {
-        *static_cast<std::uint64_t*>(out) = (std::uint64_t(info->dlpi_adds & 0x7fffffffu) << 2) | (std::uint64_t(info->dlpi_subs & 0x7fffffffu) << 33);
+        *static_cast<std::uint64_t*>(out) = std::uint64_t(info->dlpi_adds + info->dlpi_subs) << 2;
         return 1;  // the first object's copy of the counters is enough
       },
-      &counts);
-  return counts;
+      &events);
+  return events;
 }
 
 }  // namespace
@@ -36,7 +36,7 @@ bool LibraryPresence::operator()() {
   if (::getpid() != owner_) return ask();
   // One atomic word, no lock: racing callers each ask and store; the last store stands, and its
   // counts are from before its question, so an object loaded meanwhile makes the next call ask.
-  const std::uint64_t now = loader_counts();
+  const std::uint64_t now = loader_events();
   const std::uint64_t kept = answer_.load(std::memory_order_acquire);
   if ((kept & 1) && (kept & ~std::uint64_t(3)) == now) return (kept & 2) != 0;
   const bool loaded = ask();

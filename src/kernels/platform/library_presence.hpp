@@ -27,7 +27,7 @@ class LibraryPresence {
   bool ask() const;
   const char* soname_;
   const pid_t owner_;
-  // The loader's counts it was asked at, 31 bits each from bits 2 and 33; bit 1: loaded; bit 0: asked.
+  // The loader's count of loads and unloads it was asked at, from bit 2; bit 1: loaded; bit 0: asked.
   std::atomic<std::uint64_t> answer_{0};
 };
 
